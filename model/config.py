@@ -1,0 +1,136 @@
+"""The bounds and options of one model-checking run, validated once at the edge.
+
+Every way a user can give a configuration (TOML file, CLI flags, a trace's
+``#meta``) ends in :func:`make_config`, so they all get the same clear errors.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+MODES = ("hw", "kip101", "kip279", "kip320")
+ACKS = {"all": -1, "-1": -1, "1": 1, "0": 0}
+MAX_RECORDS = 30  # record ids live in a bitmask; 30 keeps states small ints
+
+
+class ConfigError(ValueError):
+    """A configuration value is wrong; the message names the key and the problem."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """One partition's bounds and Kafka settings.
+
+    ``epochs`` is the highest leader epoch the controller may reach (the first
+    leader has epoch 1); ``records`` and ``crashes`` count events in the whole run.
+    """
+
+    mode: str = "hw"
+    replicas: int = 2
+    records: int = 2
+    epochs: int = 3
+    crashes: int = 1
+    acks: int = -1  # -1 means acks=all
+    min_insync_replicas: int = 1
+    unclean_election: bool = False
+    lossy_crash: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def describe(self) -> str:
+        acks = "all" if self.acks == -1 else str(self.acks)
+        parts = [
+            f"mode={self.mode}",
+            f"replicas={self.replicas}",
+            f"records={self.records}",
+            f"epochs={self.epochs}",
+            f"crashes={self.crashes}",
+            f"acks={acks}",
+            f"min_isr={self.min_insync_replicas}",
+        ]
+        if self.unclean_election:
+            parts.append("unclean")
+        if self.lossy_crash:
+            parts.append("lossy-crash")
+        return " ".join(parts)
+
+
+FIELD_NAMES = tuple(f.name for f in fields(Config))
+# Friendly aliases accepted in TOML files and trace metadata.
+ALIASES = {"min_isr": "min_insync_replicas", "unclean": "unclean_election"}
+
+
+def parse_acks(value: Any, where: str = "acks") -> int:
+    """Accept 'all', -1, 1, 0 (as ints or strings) and return Kafka's int form."""
+    key = str(value).strip().lower()
+    if isinstance(value, bool) or key not in ACKS:
+        raise ConfigError(f"{where}: expected one of all, 1, 0 (got {value!r})")
+    return ACKS[key]
+
+
+def _int_in(name: str, value: Any, low: int, high: int | None, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{where}{name}: expected an integer (got {value!r})")
+    if value < low or (high is not None and value > high):
+        span = f"{low}..{high}" if high is not None else f">= {low}"
+        raise ConfigError(f"{where}{name}: must be {span} (got {value})")
+    return value
+
+
+def _bool(name: str, value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}{name}: expected true or false (got {value!r})")
+    return value
+
+
+def make_config(values: dict[str, Any], where: str = "") -> Config:
+    """Build a validated Config from loose key/values (unknown keys are errors).
+
+    ``where`` prefixes messages, e.g. ``"gate.toml: "``, so the user knows the source.
+    """
+    merged: dict[str, Any] = {}
+    for raw_key, value in values.items():
+        key = ALIASES.get(raw_key, raw_key)
+        if key not in FIELD_NAMES:
+            known = ", ".join(FIELD_NAMES)
+            raise ConfigError(f"{where}unknown key {raw_key!r} (known keys: {known})")
+        merged[key] = value
+    cfg = Config()
+    out = asdict(cfg)
+    out.update(merged)
+
+    if out["mode"] not in MODES:
+        raise ConfigError(f"{where}mode: expected one of {', '.join(MODES)} (got {out['mode']!r})")
+    out["replicas"] = _int_in("replicas", out["replicas"], 2, 5, where)
+    out["records"] = _int_in("records", out["records"], 0, MAX_RECORDS, where)
+    out["epochs"] = _int_in("epochs", out["epochs"], 1, 1000, where)
+    out["crashes"] = _int_in("crashes", out["crashes"], 0, 1000, where)
+    out["acks"] = parse_acks(out["acks"], f"{where}acks")
+    out["min_insync_replicas"] = _int_in(
+        "min_insync_replicas", out["min_insync_replicas"], 1, out["replicas"], where
+    )
+    out["unclean_election"] = _bool("unclean_election", out["unclean_election"], where)
+    out["lossy_crash"] = _bool("lossy_crash", out["lossy_crash"], where)
+    return Config(**out)
+
+
+def load_config_file(path: str | Path) -> dict[str, Any]:
+    """Read a TOML file's model keys (top level, or a ``[model]`` table)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML ({exc})") from None
+    if isinstance(data.get("model"), dict):
+        data = data["model"]
+    return data

@@ -1,0 +1,103 @@
+"""The shape of a state: immutable, hashable tuples of small ints.
+
+States are ``NamedTuple``s so code reads ``replica.hw`` while the checker sees
+plain tuples (cheap to hash, compare, pickle and fingerprint).  Replica ids are
+indexes into ``State.replicas``; sets of replicas are bitmasks.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+NO_LEADER = -1  # Kafka's LeaderAndIsr.NoLeader
+UNKNOWN_LEO = -1  # a follower's LEO the leader has not heard since it became leader
+ID_BITS = 8  # a record is (epoch << ID_BITS) | id
+
+# Replica.truncation: where a follower stands with the truncation its epoch calls for.
+TRUNCATED = 0  # it truncated on becoming follower in this epoch (or had nothing to cut)
+MUST_TRUNCATE = 1  # it owes the OffsetsForLeaderEpoch exchange before it may fetch
+NOT_TRUNCATED = 2  # it kept its log across an epoch change (same leader: Kafka skips it)
+
+
+def make_record(epoch: int, record_id: int) -> int:
+    """A log entry: the leader epoch it was written in, and a unique id (1, 2, ...)."""
+    return (epoch << ID_BITS) | record_id
+
+
+def record_epoch(record: int) -> int:
+    return record >> ID_BITS
+
+
+def record_id(record: int) -> int:
+    return record & ((1 << ID_BITS) - 1)
+
+
+def record_name(record: int) -> str:
+    """Human form used in traces and messages: ``m2@e1`` is write 2, epoch 1."""
+    return f"m{record_id(record)}@e{record_epoch(record)}"
+
+
+def members(mask: int) -> list[int]:
+    """Replica ids (or record ids) in a bitmask, ascending."""
+    out = []
+    i = 0
+    while mask:
+        if mask & 1:
+            out.append(i)
+        mask >>= 1
+        i += 1
+    return out
+
+
+class Replica(NamedTuple):
+    """One replica's state as its broker holds it.
+
+    Durable across a crash: ``log``, ``hw_checkpoint`` and ``unwritten_epoch``
+    (the leader-epoch cache lives in the log's record epochs plus this entry).
+    Everything else is in memory and reset by a crash.
+    """
+
+    alive: int  # 1 while the broker process runs
+    epoch: int  # leader epoch of the last LeaderAndIsr it accepted (0 = none since start)
+    leader: int  # the leader that request named (NO_LEADER if none / unknown)
+    log: tuple[int, ...]  # records; LEO = len(log)
+    hw: int  # in-memory high watermark (exclusive)
+    hw_checkpoint: int  # last HW written to the replication-offset-checkpoint file
+    isr: int  # as leader: the ISR it believes in (bitmask); 0 otherwise
+    remote_leo: tuple[int, ...]  # as leader: each follower's last fetch offset; () otherwise
+    truncation: int  # TRUNCATED, MUST_TRUNCATE or NOT_TRUNCATED
+    unwritten_epoch: int  # kip320: epoch cached on becoming leader, no record in it yet; 0 none
+    pending: int  # as leader, acks=all: record ids appended but not yet acknowledged
+
+    @property
+    def leo(self) -> int:
+        return len(self.log)
+
+
+class State(NamedTuple):
+    """The whole system: controller, ghost history, and the replicas."""
+
+    ctrl_leader: int  # controller's (ZooKeeper's) leader, or NO_LEADER
+    ctrl_epoch: int  # controller's leader epoch
+    ctrl_isr: int  # controller's ISR, bitmask
+    ctrl_live: int  # brokers the controller believes alive, bitmask
+    written: int  # producer writes so far (the next record id is written + 1)
+    crashes: int  # crashes so far
+    committed: tuple[int, ...]  # ghost: each offset's record once the true leader's HW passed it
+    acked: int  # ghost: record ids acknowledged to the producer, bitmask
+    replicas: tuple[Replica, ...]
+
+
+def true_leader(state: State) -> int:
+    """The controller's leader if it is alive and acting in the controller's epoch, else -1.
+
+    This is "the true leader" of the reference page's invariants: a zombie that
+    still thinks it leads an older epoch does not count.
+    """
+    leader = state.ctrl_leader
+    if leader < 0:
+        return NO_LEADER
+    rep = state.replicas[leader]
+    if rep.alive and rep.epoch == state.ctrl_epoch and rep.leader == leader:
+        return leader
+    return NO_LEADER
