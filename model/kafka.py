@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from model.config import Config
 from model.interface import Action
 from model.modes import MODES, Mode
+from model.symmetry import representative
 from model.state import (
     MUST_TRUNCATE,
     NO_LEADER,
@@ -116,6 +117,10 @@ class KafkaReplication:
                 replicas=tuple(replicas),
             )
         ]
+
+    def representative(self, state: State) -> State:
+        """Replicas are interchangeable: see :mod:`model.symmetry`."""
+        return representative(state)
 
     def action_params(self, action: Action) -> dict[str, int]:
         return dict(zip(ACTION_PARAMS[action.name], action.args, strict=True))
@@ -215,9 +220,11 @@ class KafkaReplication:
     def _do_fetch(self, s: State, f: int, leader_id: int) -> State:
         """ref § The fetch round, as one step that keeps the one-round HW lag.
 
-        The leader records the fetch offset, recomputes its HW from it, and
-        answers with its records and that HW; the follower's new records are
-        only counted at its next fetch.
+        ReplicaManager.fetchMessages reads the records and the HW
+        (readFromLocalLog) *before* it records the fetch offset and advances
+        the HW (updateFollowerLogReadResults).  So the answer carries the HW
+        from before this fetch: the follower learns that its records are
+        committed one fetch later, as in the seeds' scenario.
         """
         reps = s.replicas
         fol, lead = reps[f], reps[leader_id]
@@ -230,12 +237,13 @@ class KafkaReplication:
                 return s._replace(replicas=_put(reps, f, _crashed(fol, fol.leo)))
             fol = _truncate(fol, lead.leo)
             return s._replace(replicas=_put(reps, f, fol))
+        answered_hw = lead.hw
+        log = fol.log + lead.log[fol.leo :]
         remote = _put(lead.remote_leo, f, fol.leo)
         lead, acked = self._advance_leader_hw(lead._replace(remote_leo=remote), remote, s.acked)
-        log = fol.log + lead.log[fol.leo :]
         fol = fol._replace(
             log=log,
-            hw=min(lead.hw, len(log)),  # Kafka sets this unconditionally: it can go down
+            hw=min(answered_hw, len(log)),  # set unconditionally in Kafka: it can go down
             unwritten_epoch=fol.unwritten_epoch if len(log) == fol.leo else 0,
         )
         reps = _put(_put(reps, leader_id, lead), f, fol)

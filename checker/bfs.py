@@ -1,0 +1,203 @@
+"""Exhaustive breadth-first search with fingerprints and parent links.
+
+Like TLC, the visited set stores only a 64-bit fingerprint of each state and
+the fingerprint of the state it was first reached from.  A counterexample is
+rebuilt afterwards by walking the parent links back to the initial state and
+re-executing the model forward, picking at each step the successor with the
+next fingerprint.  So the search keeps full states only for the frontier, and
+every counterexample is a real execution of the model, as short as any.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+
+from invariants import Invariant
+from model.interface import Action, Model
+
+
+@dataclass
+class Step:
+    """One state of a counterexample and the action that led to it (None for the first)."""
+
+    action: Action | None
+    state: Hashable
+
+
+@dataclass
+class Violation:
+    invariant: str
+    message: str
+    trace: list[Step]
+
+    @property
+    def length(self) -> int:
+        """Number of states in the counterexample, the initial one included."""
+        return len(self.trace)
+
+
+@dataclass
+class Progress:
+    distinct_states: int
+    queue: int
+    depth: int
+    seconds: float
+    violations: int
+
+    @property
+    def states_per_second(self) -> float:
+        return self.distinct_states / self.seconds if self.seconds > 0 else 0.0
+
+
+@dataclass
+class SearchResult:
+    """What a search established.  ``status`` is one of:
+
+    ``complete`` (every reachable state was visited), ``all-violated`` (stopped
+    because every checked invariant already had a counterexample),
+    ``max-states`` (stopped at the bound) or ``interrupted`` (Ctrl-C).
+    """
+
+    status: str
+    distinct_states: int
+    depth: int
+    seconds: float
+    transitions: int
+    violations: dict[str, Violation] = field(default_factory=dict)
+
+    @property
+    def exhaustive(self) -> bool:
+        return self.status in ("complete", "all-violated")
+
+    @property
+    def collision_probability(self) -> float:
+        """Chance that two distinct states shared a 64-bit fingerprint (a missed state)."""
+        n = self.distinct_states
+        return min(1.0, n * n / 2.0**65)
+
+
+def fingerprint(state: Hashable) -> int:
+    """64-bit fingerprint.  States hold only ints and tuples, whose hash does not
+    depend on PYTHONHASHSEED, so fingerprints agree across processes."""
+    return hash(state)
+
+
+def bfs(
+    model: Model,
+    invariants: Sequence[Invariant],
+    *,
+    symmetry: bool = True,
+    max_states: int | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    progress_every: float = 3.0,
+) -> SearchResult:
+    """Visit every reachable state level by level and check each invariant on it.
+
+    Keeps going after a violation until every invariant has its (shortest)
+    counterexample or the state space is exhausted, so one run gives a verdict
+    for each invariant.
+    """
+    canon = model.representative if symmetry else _same
+    start = time.monotonic()
+    parent: dict[int, int | None] = {}
+    found: dict[str, tuple[int, str]] = {}  # invariant id -> (fingerprint, message)
+    pending = list(invariants)
+    frontier: list[tuple[int, Hashable]] = []
+    transitions = 0
+    depth = 0
+    status = "complete"
+
+    def check(fp: int, state: Hashable) -> None:
+        for inv in list(pending):
+            message = inv(state)
+            if message is not None:
+                found[inv.id] = (fp, message)
+                pending.remove(inv)
+
+    for init in model.init_states():
+        state = canon(init)
+        fp = fingerprint(state)
+        if fp not in parent:
+            parent[fp] = None
+            frontier.append((fp, state))
+            check(fp, state)
+
+    next_report = start + progress_every
+    try:
+        while frontier and pending:
+            if max_states is not None and len(parent) >= max_states:
+                status = "max-states"
+                break
+            depth += 1
+            next_level: list[tuple[int, Hashable]] = []
+            for parent_fp, state in frontier:
+                for action in model.actions(state):
+                    transitions += 1
+                    succ = canon(model.next_state(state, action))
+                    fp = fingerprint(succ)
+                    if fp in parent:
+                        continue
+                    parent[fp] = parent_fp
+                    next_level.append((fp, succ))
+                    check(fp, succ)
+                if on_progress is not None and transitions & 0x3FF == 0:
+                    now = time.monotonic()
+                    if now >= next_report:
+                        next_report = now + progress_every
+                        on_progress(
+                            Progress(len(parent), len(next_level), depth, now - start, len(found))
+                        )
+                if max_states is not None and len(parent) >= max_states:
+                    break
+            frontier = next_level
+            if not next_level:
+                depth -= 1  # the last level produced nothing new
+        if frontier and not pending:
+            status = "all-violated"
+    except KeyboardInterrupt:
+        status = "interrupted"
+
+    seconds = time.monotonic() - start
+    violations = {}
+    for inv in invariants:  # registry order: the most important violation first
+        if inv.id in found:
+            fp, message = found[inv.id]
+            trace = rebuild_trace(model, parent, fp, canon)
+            # Re-evaluate on the concrete final state so the message names the
+            # replicas as the trace does (they may differ from the representative).
+            message = inv(trace[-1].state) or message
+            violations[inv.id] = Violation(inv.id, message, trace)
+    if status == "complete" and violations and len(violations) == len(invariants):
+        status = "all-violated"
+    return SearchResult(status, len(parent), depth, seconds, transitions, violations)
+
+
+def _same(state: Hashable) -> Hashable:
+    return state
+
+
+def rebuild_trace(
+    model: Model,
+    parent: dict[int, int | None],
+    target: int,
+    canon: Callable[[Hashable], Hashable],
+) -> list[Step]:
+    """Re-execute the model from an initial state along the fingerprint chain to ``target``."""
+    chain = [target]
+    while (up := parent[chain[-1]]) is not None:
+        chain.append(up)
+    chain.reverse()
+    state = next(s for s in model.init_states() if fingerprint(canon(s)) == chain[0])
+    steps = [Step(None, state)]
+    for want in chain[1:]:
+        for action in model.actions(state):
+            succ = model.next_state(state, action)
+            if fingerprint(canon(succ)) == want:
+                steps.append(Step(action, succ))
+                state = succ
+                break
+        else:  # pragma: no cover - only a fingerprint collision could cause this
+            raise RuntimeError("could not rebuild the counterexample (fingerprint collision?)")
+    return steps
