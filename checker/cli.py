@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from checker.bfs import Progress, SearchResult, bfs
-from checker.report import cell, result_word, table, to_json, verdicts
+from checker.report import cell, result_word, table, to_json
 from invariants import INVARIANTS, UnknownInvariant, select
 from model.config import MODES, Config, ConfigError, load_config_file, make_config
 from model.kafka import KafkaReplication
@@ -52,20 +52,25 @@ def _add_bounds(p: argparse.ArgumentParser, with_mode: bool = True) -> None:
     g.add_argument("--replicas", type=int, metavar="N", help="replicas, 2-5 (default 2)")
     g.add_argument("--records", type=int, metavar="N", help="producer writes in all (default 2)")
     g.add_argument(
-        "--epochs", type=int, metavar="N", help="highest leader epoch the controller may reach "
-        "(the first leader has epoch 1; default 3)"
+        "--epochs",
+        type=int,
+        metavar="N",
+        help="highest leader epoch the controller may reach "
+        "(the first leader has epoch 1; default 3)",
     )
     g.add_argument("--crashes", type=int, metavar="N", help="broker crashes in all (default 1)")
     g.add_argument("--acks", metavar="all|1|0", help="producer acks (default all)")
+    g.add_argument("--min-isr", type=int, metavar="N", help="min.insync.replicas (default 1)")
     g.add_argument(
-        "--min-isr", type=int, metavar="N", help="min.insync.replicas (default 1)"
-    )
-    g.add_argument(
-        "--unclean", action="store_true", default=None,
+        "--unclean",
+        action="store_true",
+        default=None,
         help="allow unclean leader election (a replica outside the ISR may lead)",
     )
     g.add_argument(
-        "--lossy-crash", action="store_true", default=None,
+        "--lossy-crash",
+        action="store_true",
+        default=None,
         help="a crash may lose the unflushed tail of the log",
     )
 
@@ -73,11 +78,14 @@ def _add_bounds(p: argparse.ArgumentParser, with_mode: bool = True) -> None:
 def _add_search(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("search")
     g.add_argument(
-        "--invariant", action="append", metavar="ID",
+        "--invariant",
+        action="append",
+        metavar="ID",
         help="check only this invariant (repeatable; default: all, see list-invariants)",
     )
     g.add_argument(
-        "--no-symmetry", action="store_true",
+        "--no-symmetry",
+        action="store_true",
         help="explore every replica naming separately (symmetry reduction is on by default)",
     )
     g.add_argument("--max-states", type=_positive, metavar="N", help="stop after N distinct states")
@@ -104,7 +112,8 @@ def build_parser() -> Parser:
     _add_bounds(check)
     _add_search(check)
     check.add_argument(
-        "--trace-out", metavar="FILE",
+        "--trace-out",
+        metavar="FILE",
         help="write the first counterexample (ITF JSON, Apalache ADR-015) to FILE",
     )
 
@@ -114,7 +123,9 @@ def build_parser() -> Parser:
         description="Run check for each mode and print invariants as rows, modes as columns.",
     )
     compare.add_argument(
-        "--modes", default=",".join(MODES), metavar="M,M,...",
+        "--modes",
+        default=",".join(MODES),
+        metavar="M,M,...",
         help=f"comma-separated modes (default {','.join(MODES)})",
     )
     _add_bounds(compare, with_mode=False)
@@ -196,8 +207,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         write_itf(args.trace_out, trace_to_itf(config, steps, first.invariant, first.message))
 
     if args.json:
-        doc = to_json(config, result, invariants, symmetry=not args.no_symmetry,
-                      trace_out=args.trace_out)
+        doc = to_json(
+            config, result, invariants, symmetry=not args.no_symmetry, trace_out=args.trace_out
+        )
         print(json.dumps(doc, indent=2))
         return _exit_code(result)
 

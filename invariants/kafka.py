@@ -11,7 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from model.state import TRUNCATED, State, members, record_id, record_name, true_leader
+from model.state import (
+    MUST_TRUNCATE,
+    TRUNCATED,
+    State,
+    members,
+    record_id,
+    record_name,
+    true_leader,
+)
 
 Verdict = str | None
 
@@ -54,15 +62,25 @@ def no_committed_data_loss(s: State) -> Verdict:
     return None
 
 
+def _settled(r) -> bool:
+    """Running, told its role, and not owing a leader-epoch truncation.
+
+    A replica that just restarted (no LeaderAndIsr yet) or still owes its
+    OffsetsForLeaderEpoch exchange may hold a stale tail below a reloaded HW;
+    the property is about replicas *after* truncation (reference page).
+    """
+    return bool(r.alive) and r.epoch > 0 and r.truncation != MUST_TRUNCATE
+
+
 def consistent_logs(s: State) -> Verdict:
-    """No two running replicas differ below both HWs; a settled follower is a leader prefix."""
+    """No two settled replicas differ below both HWs; a truncated follower is a leader prefix."""
     reps = s.replicas
     for i, a in enumerate(reps):
-        if not a.alive:
+        if not _settled(a):
             continue
         for j in range(i + 1, len(reps)):
             b = reps[j]
-            if not b.alive:
+            if not _settled(b):
                 continue
             upto = min(a.hw, b.hw, len(a.log), len(b.log))
             if a.log[:upto] != b.log[:upto]:
@@ -118,7 +136,7 @@ def leader_in_isr(s: State) -> Verdict:
 
 
 def strong_isr(s: State) -> Verdict:
-    """Below the true leader's HW, every ISR member's log (on disk if crashed) equals the leader's."""
+    """Below the true leader's HW, every ISR member's log (on disk if down) is the leader's."""
     leader = true_leader(s)
     if leader < 0:
         return None
@@ -156,7 +174,7 @@ INVARIANTS: tuple[Invariant, ...] = (
     ),
     Invariant(
         "consistent-logs",
-        "no two replicas differ below both their HWs; a follower that has truncated and "
+        "no two settled replicas differ below both their HWs; a follower that has truncated and "
         "fetches from the leader of its epoch holds a prefix of the leader's log",
         consistent_logs,
     ),
@@ -167,7 +185,5 @@ INVARIANTS: tuple[Invariant, ...] = (
         "leader's records",
         strong_isr,
     ),
-    Invariant(
-        "leader-in-isr", "the controller's leader is a member of its ISR", leader_in_isr
-    ),
+    Invariant("leader-in-isr", "the controller's leader is a member of its ISR", leader_in_isr),
 )

@@ -19,7 +19,6 @@ from collections.abc import Iterator
 from model.config import Config
 from model.interface import Action
 from model.modes import MODES, Mode
-from model.symmetry import representative
 from model.state import (
     MUST_TRUNCATE,
     NO_LEADER,
@@ -33,6 +32,7 @@ from model.state import (
     record_id,
     true_leader,
 )
+from model.symmetry import representative
 
 # Parameter names of each action, in the order of ``Action.args``.
 ACTION_PARAMS: dict[str, tuple[str, ...]] = {
@@ -235,7 +235,7 @@ class KafkaReplication:
             # election on, it truncates to the leader's LEO.
             if self.mode.exits_on_out_of_range and not self.config.unclean_election:
                 return s._replace(replicas=_put(reps, f, _crashed(fol, fol.leo)))
-            fol = _truncate(fol, lead.leo)
+            fol = _truncate(fol, lead.leo, self.mode.truncation_lowers_hw)
             return s._replace(replicas=_put(reps, f, fol))
         answered_hw = lead.hw
         log = fol.log + lead.log[fol.leo :]
@@ -253,7 +253,7 @@ class KafkaReplication:
         """ref § the modes table: the follower's leader-epoch truncation before it fetches."""
         fol = s.replicas[f]
         offset = self.mode.epoch_truncation(fol, s.replicas[leader_id])
-        fol = _truncate(fol, offset)._replace(truncation=TRUNCATED)
+        fol = _truncate(fol, offset, self.mode.truncation_lowers_hw)._replace(truncation=TRUNCATED)
         return s._replace(replicas=_put(s.replicas, f, fol))
 
     # ------------------------------------------------------------------- ISR
@@ -354,7 +354,9 @@ class KafkaReplication:
         offline = s.ctrl_leader == NO_LEADER and s.ctrl_epoch < self.config.epochs
         if offline and s.ctrl_isr >> i & 1:
             return s._replace(
-                ctrl_leader=i, ctrl_epoch=s.ctrl_epoch + 1, ctrl_isr=s.ctrl_isr & live,
+                ctrl_leader=i,
+                ctrl_epoch=s.ctrl_epoch + 1,
+                ctrl_isr=s.ctrl_isr & live,
                 ctrl_live=live,
             )
         if offline and self.config.unclean_election:
@@ -407,7 +409,7 @@ class KafkaReplication:
         changed = leader != r.leader or (self.mode.fenced_by_epoch and epoch != r.epoch)
         if changed and leader != NO_LEADER and s.ctrl_live >> leader & 1:
             if self.mode.epoch_truncation is None:
-                r = _truncate(r, r.hw)  # 0.10 makeFollowers: truncate to the own HW
+                r = _truncate(r, r.hw, False)  # 0.10 makeFollowers: truncate to the own HW
                 truncation = TRUNCATED
             else:
                 truncation = MUST_TRUNCATE  # the fetcher first asks the leader (KIP-101)
@@ -478,16 +480,18 @@ def _latest_epoch(r: Replica) -> int:
     return latest
 
 
-def _truncate(r: Replica, offset: int) -> Replica:
+def _truncate(r: Replica, offset: int, lowers_hw: bool) -> Replica:
     """Log.truncateTo: a no-op at or past the LEO; else cut the log and its epoch entries.
 
-    The HW is left alone, as in Kafka 0.10 to 2.1 (it lives in Replica, which
-    truncateTo does not touch): a follower truncated below its HW has HW > LEO
-    until its next fetch response sets HW := min(leader HW, LEO).
+    Unless ``lowers_hw`` (the mode's Kafka does it), the HW is left alone: it
+    lives in Replica, which truncateTo does not touch (0.10 to 2.1), so a
+    follower truncated below its HW has HW > LEO until its next fetch response
+    sets HW := min(leader HW, LEO).
     """
     if offset >= r.leo:
         return r
-    return r._replace(log=r.log[:offset], unwritten_epoch=0)
+    hw = min(r.hw, offset) if lowers_hw else r.hw
+    return r._replace(log=r.log[:offset], hw=hw, unwritten_epoch=0)
 
 
 def _crashed(r: Replica, keep: int) -> Replica:

@@ -146,6 +146,10 @@ class Mode:
     # Before KAFKA-7414 (2.0.1), a follower whose log is longer than the leader's
     # exits the broker when unclean election is off, instead of truncating.
     exits_on_out_of_range: bool = True
+    # Log.truncateTo lowers the HW to the new log end.  Kafka 0.10 to 2.1 left
+    # the HW above the LEO until the next fetch response (verified in their
+    # sources); current Kafka (UnifiedLog.truncateTo) lowers it.
+    truncation_lowers_hw: bool = False
     summary: str = ""
 
 
@@ -175,6 +179,7 @@ MODES: dict[str, Mode] = {
         fenced_by_epoch=True,
         leader_caches_epoch=True,
         exits_on_out_of_range=False,
+        truncation_lowers_hw=True,
         summary="as kip279, plus epoch fencing of fetches and the new leader's epoch entry",
     ),
 }

@@ -64,9 +64,7 @@ def state_to_itf(s: State) -> dict[str, Any]:
                 "hw_checkpoint": big(r.hw_checkpoint),
                 "isr": _set(members(r.isr)),
                 "remote_leo": {
-                    "#map": [
-                        [big(f), big(leo)] for f, leo in enumerate(r.remote_leo) if f != i
-                    ]
+                    "#map": [[big(f), big(leo)] for f, leo in enumerate(r.remote_leo) if f != i]
                 },
                 "truncation": TRUNCATION_NAMES[r.truncation],
                 "unwritten_epoch": big(r.unwritten_epoch),
