@@ -110,11 +110,12 @@ def bfs(
     status = "complete"
 
     def check(fp: int, state: Hashable) -> None:
-        for inv in list(pending):
-            message = inv(state)
+        for inv in pending:
+            message = inv.check(state)
             if message is not None:
                 found[inv.id] = (fp, message)
-                pending.remove(inv)
+        if len(found) != len(invariants) - len(pending):
+            pending[:] = [inv for inv in pending if inv.id not in found]
 
     for init in model.init_states():
         state = canon(init)
@@ -125,6 +126,7 @@ def bfs(
             check(fp, state)
 
     next_report = start + progress_every
+    actions, next_state = model.actions, model.next_state
     try:
         while frontier and pending:
             if max_states is not None and len(parent) >= max_states:
@@ -133,9 +135,9 @@ def bfs(
             depth += 1
             next_level: list[tuple[int, Hashable]] = []
             for parent_fp, state in frontier:
-                for action in model.actions(state):
+                for action in actions(state):
                     transitions += 1
-                    succ = canon(model.next_state(state, action))
+                    succ = canon(next_state(state, action))
                     fp = fingerprint(succ)
                     if fp in parent:
                         continue

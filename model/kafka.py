@@ -30,7 +30,6 @@ from model.state import (
     make_record,
     record_epoch,
     record_id,
-    true_leader,
 )
 from model.symmetry import representative
 
@@ -118,9 +117,8 @@ class KafkaReplication:
             )
         ]
 
-    def representative(self, state: State) -> State:
-        """Replicas are interchangeable: see :mod:`model.symmetry`."""
-        return representative(state)
+    # Replicas are interchangeable: see model.symmetry.
+    representative = staticmethod(representative)
 
     def action_params(self, action: Action) -> dict[str, int]:
         return dict(zip(ACTION_PARAMS[action.name], action.args, strict=True))
@@ -209,11 +207,11 @@ class KafkaReplication:
         acked = s.acked | (1 << rid) if self.config.acks == 1 else s.acked
         pending = r.pending | (1 << rid) if self.config.acks == -1 else r.pending
         # Appending replaces a cached epoch entry that has no record yet.
-        r = r._replace(log=log, unwritten_epoch=0, pending=pending)
+        r = r.replace(log=log, unwritten_epoch=0, pending=pending)
         # Partition.appendRecordsToLeader calls maybeIncrementLeaderHW: an ISR of
         # one commits at once.
         r, acked = self._advance_leader_hw(r, r.remote_leo, acked)
-        return s._replace(written=rid, acked=acked, replicas=_put(s.replicas, i, r))
+        return s.replace(written=rid, acked=acked, replicas=_put(s.replicas, i, r))
 
     # ----------------------------------------------------------- replication
 
@@ -234,27 +232,27 @@ class KafkaReplication:
             # rather than truncate away data; since then, and with unclean
             # election on, it truncates to the leader's LEO.
             if self.mode.exits_on_out_of_range and not self.config.unclean_election:
-                return s._replace(replicas=_put(reps, f, _crashed(fol, fol.leo)))
+                return s.with_replica(f, _crashed(fol, fol.leo))
             fol = _truncate(fol, lead.leo, self.mode.truncation_lowers_hw)
-            return s._replace(replicas=_put(reps, f, fol))
+            return s.with_replica(f, fol)
         answered_hw = lead.hw
         log = fol.log + lead.log[fol.leo :]
         remote = _put(lead.remote_leo, f, fol.leo)
-        lead, acked = self._advance_leader_hw(lead._replace(remote_leo=remote), remote, s.acked)
-        fol = fol._replace(
+        lead, acked = self._advance_leader_hw(lead.replace(remote_leo=remote), remote, s.acked)
+        fol = fol.replace(
             log=log,
             hw=min(answered_hw, len(log)),  # set unconditionally in Kafka: it can go down
             unwritten_epoch=fol.unwritten_epoch if len(log) == fol.leo else 0,
         )
         reps = _put(_put(reps, leader_id, lead), f, fol)
-        return s._replace(acked=acked, replicas=reps)
+        return s.replace(acked=acked, replicas=reps)
 
     def _do_truncate(self, s: State, f: int, leader_id: int) -> State:
         """ref § the modes table: the follower's leader-epoch truncation before it fetches."""
         fol = s.replicas[f]
         offset = self.mode.epoch_truncation(fol, s.replicas[leader_id])
-        fol = _truncate(fol, offset, self.mode.truncation_lowers_hw)._replace(truncation=TRUNCATED)
-        return s._replace(replicas=_put(s.replicas, f, fol))
+        fol = _truncate(fol, offset, self.mode.truncation_lowers_hw).replace(truncation=TRUNCATED)
+        return s.with_replica(f, fol)
 
     # ------------------------------------------------------------------- ISR
 
@@ -262,27 +260,27 @@ class KafkaReplication:
         """ref § ISR maintenance: drop a lagging follower; the HW may then advance."""
         r = s.replicas[i]
         isr = r.isr & ~(1 << f)
-        r, acked = self._advance_leader_hw(r._replace(isr=isr), r.remote_leo, s.acked)
-        return s._replace(ctrl_isr=isr, acked=acked, replicas=_put(s.replicas, i, r))
+        r, acked = self._advance_leader_hw(r.replace(isr=isr), r.remote_leo, s.acked)
+        return s.replace(ctrl_isr=isr, acked=acked, replicas=_put(s.replicas, i, r))
 
     def _do_expand_isr(self, s: State, i: int, f: int) -> State:
         """ref § ISR maintenance: a follower that reached the HW rejoins the ISR."""
         r = s.replicas[i]
         isr = r.isr | (1 << f)
-        return s._replace(ctrl_isr=isr, replicas=_put(s.replicas, i, r._replace(isr=isr)))
+        return s.replace(ctrl_isr=isr, replicas=_put(s.replicas, i, r.replace(isr=isr)))
 
     # ------------------------------------------------------- crash and restart
 
     def _do_checkpoint_hw(self, s: State, i: int) -> State:
         """ref § Actors: the HW checkpoint is written periodically, so it can lag."""
         r = s.replicas[i]
-        return s._replace(replicas=_put(s.replicas, i, r._replace(hw_checkpoint=r.hw)))
+        return s.with_replica(i, r.replace(hw_checkpoint=r.hw))
 
     def _do_crash(self, s: State, i: int, keep: int) -> State:
         """ref § Crash and restart: in-memory state is gone; the log (maybe less its
         unflushed tail), the HW checkpoint and the epoch cache stay on disk."""
         dead = _crashed(s.replicas[i], keep)
-        return s._replace(crashes=s.crashes + 1, replicas=_put(s.replicas, i, dead))
+        return s.replace(crashes=s.crashes + 1, replicas=_put(s.replicas, i, dead))
 
     def _do_restart(self, s: State, i: int) -> State:
         """ref § Crash and restart: reload the log and the checkpointed HW.
@@ -294,8 +292,8 @@ class KafkaReplication:
         (truncateFromEnd), so an unwritten epoch entry does not survive.
         """
         r = s.replicas[i]
-        r = r._replace(alive=1, hw=min(r.hw_checkpoint, r.leo), unwritten_epoch=0)
-        return s._replace(replicas=_put(s.replicas, i, r))
+        r = r.replace(alive=1, hw=min(r.hw_checkpoint, r.leo), unwritten_epoch=0)
+        return s.with_replica(i, r)
 
     # ------------------------------------------------------------ controller
 
@@ -341,8 +339,8 @@ class KafkaReplication:
         elif isr >> i & 1:
             isr = isr & ~(1 << i) or isr
         if new_leader == s.ctrl_leader and isr == s.ctrl_isr:
-            return s._replace(ctrl_live=live)
-        return s._replace(
+            return s.replace(ctrl_live=live)
+        return s.replace(
             ctrl_leader=new_leader, ctrl_epoch=s.ctrl_epoch + 1, ctrl_isr=isr, ctrl_live=live
         )
 
@@ -353,22 +351,22 @@ class KafkaReplication:
         live = s.ctrl_live | (1 << i)
         offline = s.ctrl_leader == NO_LEADER and s.ctrl_epoch < self.config.epochs
         if offline and s.ctrl_isr >> i & 1:
-            return s._replace(
+            return s.replace(
                 ctrl_leader=i,
                 ctrl_epoch=s.ctrl_epoch + 1,
                 ctrl_isr=s.ctrl_isr & live,
                 ctrl_live=live,
             )
         if offline and self.config.unclean_election:
-            return s._replace(
+            return s.replace(
                 ctrl_leader=i, ctrl_epoch=s.ctrl_epoch + 1, ctrl_isr=1 << i, ctrl_live=live
             )
-        return s._replace(ctrl_live=live)
+        return s.replace(ctrl_live=live)
 
     def _do_elect(self, s: State, c: int) -> State:
         """ref § Actors: leadership moves without a crash (preferred-leader election,
         controlled shutdown, a leader's expired ZooKeeper session); ISR unchanged."""
-        return s._replace(ctrl_leader=c, ctrl_epoch=s.ctrl_epoch + 1)
+        return s.replace(ctrl_leader=c, ctrl_epoch=s.ctrl_epoch + 1)
 
     def _do_deliver(self, s: State, i: int) -> State:
         """ref § Actors: a LeaderAndIsr request arrives (ReplicaManager.becomeLeaderOrFollower).
@@ -389,7 +387,7 @@ class KafkaReplication:
             # convertHWToLocalOffsetMetadata cannot place an HW beyond the log end
             # (left there by a truncation) and falls back to the log start (2.0).
             hw = r.hw if r.hw <= r.leo else 0
-            r = r._replace(
+            r = r.replace(
                 epoch=epoch,
                 leader=i,
                 hw=hw,
@@ -400,7 +398,7 @@ class KafkaReplication:
                 pending=r.pending if was_leader else 0,
             )
             r, acked = self._advance_leader_hw(r, remote, s.acked)  # makeLeader does this
-            return s._replace(acked=acked, replicas=_put(s.replicas, i, r))
+            return s.replace(acked=acked, replicas=_put(s.replicas, i, r))
 
         # Becoming (or staying) a follower.  ReplicaManager.makeFollowers acts
         # (truncates, restarts the fetcher) only when Partition.makeFollower
@@ -417,10 +415,10 @@ class KafkaReplication:
             truncation = MUST_TRUNCATE
         else:
             truncation = NOT_TRUNCATED
-        r = r._replace(
+        r = r.replace(
             epoch=epoch, leader=leader, isr=0, remote_leo=(), truncation=truncation, pending=0
         )
-        return s._replace(replicas=_put(s.replicas, i, r))
+        return s.with_replica(i, r)
 
     # --------------------------------------------------------------- helpers
 
@@ -450,7 +448,7 @@ class KafkaReplication:
                     pending &= ~bit
                     if enough:
                         acked |= bit
-        return r._replace(hw=low, pending=pending), acked
+        return r.replace(hw=low, pending=pending), acked
 
     def _epoch_start_offset(self, r: Replica) -> int:
         """kip320: where the leader's current epoch starts (0 in other modes)."""
@@ -463,13 +461,15 @@ class KafkaReplication:
 
     def _record_commits(self, s: State) -> State:
         """Ghost update: remember each offset's record once the true leader's HW passes it."""
-        leader = true_leader(s)
+        leader = s.ctrl_leader
         if leader < 0:
             return s
         r = s.replicas[leader]
+        if not r.alive or r.epoch != s.ctrl_epoch or r.leader != leader:
+            return s  # no true leader (see state.true_leader)
         known = len(s.committed)
         if r.hw > known and r.log[:known] == s.committed:
-            return s._replace(committed=r.log[: r.hw])
+            return s.replace(committed=r.log[: r.hw])
         return s
 
 
@@ -491,7 +491,7 @@ def _truncate(r: Replica, offset: int, lowers_hw: bool) -> Replica:
     if offset >= r.leo:
         return r
     hw = min(r.hw, offset) if lowers_hw else r.hw
-    return r._replace(log=r.log[:offset], hw=hw, unwritten_epoch=0)
+    return r.replace(log=r.log[:offset], hw=hw, unwritten_epoch=0)
 
 
 def _crashed(r: Replica, keep: int) -> Replica:

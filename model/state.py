@@ -54,24 +54,29 @@ class Replica(NamedTuple):
 
     Durable across a crash: ``log``, ``hw_checkpoint`` and ``unwritten_epoch``
     (the leader-epoch cache lives in the log's record epochs plus this entry).
-    Everything else is in memory and reset by a crash.
+    Everything else is in memory and reset by a crash.  The fields that name
+    other replicas come last, which lets symmetry reduction sort on the rest.
     """
 
     alive: int  # 1 while the broker process runs
     epoch: int  # leader epoch of the last LeaderAndIsr it accepted (0 = none since start)
-    leader: int  # the leader that request named (NO_LEADER if none / unknown)
     log: tuple[int, ...]  # records; LEO = len(log)
     hw: int  # in-memory high watermark (exclusive)
     hw_checkpoint: int  # last HW written to the replication-offset-checkpoint file
-    isr: int  # as leader: the ISR it believes in (bitmask); 0 otherwise
-    remote_leo: tuple[int, ...]  # as leader: each follower's last fetch offset; () otherwise
     truncation: int  # TRUNCATED, MUST_TRUNCATE or NOT_TRUNCATED
     unwritten_epoch: int  # kip320: epoch cached on becoming leader, no record in it yet; 0 none
     pending: int  # as leader, acks=all: record ids appended but not yet acknowledged
+    remote_leo: tuple[int, ...]  # as leader: each follower's last fetch offset; () otherwise
+    isr: int  # as leader: the ISR it believes in (bitmask); 0 otherwise
+    leader: int  # the leader its last LeaderAndIsr named (NO_LEADER if none / unknown)
 
     @property
     def leo(self) -> int:
         return len(self.log)
+
+    def replace(self, **changes: object) -> Replica:
+        """Like ``_replace``, at a third of the cost (this is the checker's hot path)."""
+        return _replace(self, _REPLICA_INDEX, changes)
 
 
 class State(NamedTuple):
@@ -86,6 +91,26 @@ class State(NamedTuple):
     committed: tuple[int, ...]  # ghost: each offset's record once the true leader's HW passed it
     acked: int  # ghost: record ids acknowledged to the producer, bitmask
     replicas: tuple[Replica, ...]
+
+    def replace(self, **changes: object) -> State:
+        """Like ``_replace``, at a third of the cost."""
+        return _replace(self, _STATE_INDEX, changes)
+
+    def with_replica(self, i: int, replica: Replica) -> State:
+        """The same state with replica ``i`` replaced (the most common step)."""
+        reps = self.replicas
+        return tuple.__new__(State, self[:-1] + (reps[:i] + (replica,) + reps[i + 1 :],))
+
+
+def _replace(item: tuple, index: dict[str, int], changes: dict[str, object]):
+    values = list(item)
+    for name, value in changes.items():
+        values[index[name]] = value
+    return tuple.__new__(type(item), values)
+
+
+_REPLICA_INDEX = {name: i for i, name in enumerate(Replica._fields)}
+_STATE_INDEX = {name: i for i, name in enumerate(State._fields)}
 
 
 def true_leader(state: State) -> int:

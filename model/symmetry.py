@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import cache
 from itertools import permutations
 
-from model.state import NO_LEADER, Replica, State
+from model.state import NO_LEADER, State
 
 
 @cache
@@ -32,36 +32,24 @@ def _mask_table(order: tuple[int, ...]) -> tuple[int, ...]:
 
 
 @cache
-def _identity(n: int) -> list[int]:
-    return list(range(n))
-
-
-def _key(s: State, i: int, r: Replica) -> tuple:
-    """Everything about replica ``i`` that does not name another replica."""
-    return (
-        s.ctrl_leader == i,
-        s.ctrl_isr >> i & 1,
-        s.ctrl_live >> i & 1,
-        r.alive,
-        r.leader == i,
-        r.epoch,
-        r.log,
-        r.hw,
-        r.hw_checkpoint,
-        r.truncation,
-        r.unwritten_epoch,
-        r.pending,
-        len(r.remote_leo),
-    )
+def _identity(n: int) -> tuple[int, ...]:
+    return tuple(range(n))
 
 
 def representative(s: State) -> State:
+    """Rename replicas into ascending order of (controller role, replica tuple); the
+    replica fields that name other replicas come last, so they matter least."""
     reps = s.replicas
+    leader, isr, live = s.ctrl_leader, s.ctrl_isr, s.ctrl_live
+    keys = [(i == leader, isr >> i & 1, live >> i & 1, r) for i, r in enumerate(reps)]
     n = len(reps)
-    order = sorted(range(n), key=[_key(s, i, r) for i, r in enumerate(reps)].__getitem__)
-    if order == _identity(n):
+    for k in range(n - 1):  # fast path: already in order, nothing to rename
+        if not keys[k] <= keys[k + 1]:
+            break
+    else:
         return s
-    return rename(s, tuple(order))
+    order = tuple(sorted(range(n), key=keys.__getitem__))
+    return rename(s, order)
 
 
 def rename(s: State, order: tuple[int, ...]) -> State:
@@ -75,31 +63,18 @@ def rename(s: State, order: tuple[int, ...]) -> State:
         r = s.replicas[old]
         remote = r.remote_leo
         replicas.append(
-            Replica(
-                r.alive,
-                r.epoch,
-                position[r.leader] if r.leader != NO_LEADER else NO_LEADER,
-                r.log,
-                r.hw,
-                r.hw_checkpoint,
-                table[r.isr],
-                tuple(remote[o] for o in order) if remote else remote,
-                r.truncation,
-                r.unwritten_epoch,
-                r.pending,
+            r.replace(
+                remote_leo=tuple(remote[o] for o in order) if remote else remote,
+                isr=table[r.isr],
+                leader=position[r.leader] if r.leader != NO_LEADER else NO_LEADER,
             )
         )
     leader = s.ctrl_leader
-    return State(
-        position[leader] if leader != NO_LEADER else NO_LEADER,
-        s.ctrl_epoch,
-        table[s.ctrl_isr],
-        table[s.ctrl_live],
-        s.written,
-        s.crashes,
-        s.committed,
-        s.acked,
-        tuple(replicas),
+    return s.replace(
+        ctrl_leader=position[leader] if leader != NO_LEADER else NO_LEADER,
+        ctrl_isr=table[s.ctrl_isr],
+        ctrl_live=table[s.ctrl_live],
+        replicas=tuple(replicas),
     )
 
 
