@@ -1,0 +1,235 @@
+"""The replcheck command line: exit codes, --json fields, the ITF file, bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from checker.cli import main
+
+SMALL = ["--records", "1", "--epochs", "2", "--crashes", "1", "--quiet"]
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_default_check_finds_the_seed_data_loss(capsys):
+    code, out, _ = run(capsys, "check", "--quiet")
+    assert code == 1
+    assert "no-committed-data-loss  VIOLATED (trace of 9 states)" in out
+    assert "committed record m1@e1 at offset 0 is missing" in out
+    assert "result: violated" in out
+
+
+def test_holds_exits_zero(capsys):
+    code, out, _ = run(capsys, "check", "--mode", "kip320", *SMALL)
+    assert code == 0
+    assert "result: holds" in out
+
+
+def test_json_fields(capsys):
+    code, out, _ = run(capsys, "check", "--mode", "hw", "--json", *SMALL)
+    assert code == 1
+    doc = json.loads(out)
+    assert doc["result"] == "violated"
+    assert doc["invariant"] == "no-committed-data-loss"
+    assert doc["trace_length"] == 9
+    assert doc["distinct_states"] > 100 and doc["depth"] > 5 and doc["seconds"] >= 0
+    assert doc["mode"] == "hw"
+    assert doc["config"] == {
+        "mode": "hw",
+        "replicas": 2,
+        "records": 1,
+        "epochs": 2,
+        "crashes": 1,
+        "acks": -1,
+        "min_insync_replicas": 1,
+        "unclean_election": False,
+        "lossy_crash": False,
+    }
+    assert doc["invariants"]["hw-le-leo"] == "holds"
+    assert doc["violations"]["no-committed-data-loss"]["trace_length"] == 9
+
+
+def test_json_when_everything_holds(capsys):
+    code, out, _ = run(capsys, "check", "--mode", "kip320", "--json", *SMALL)
+    doc = json.loads(out)
+    assert code == 0 and doc["result"] == "holds"
+    assert doc["invariant"] is None and doc["trace_length"] is None
+
+
+def test_trace_out_writes_itf(capsys, tmp_path):
+    path = tmp_path / "loss.itf.json"
+    code, out, _ = run(
+        capsys, "check", "--invariant", "no-committed-data-loss", "--trace-out", str(path), *SMALL
+    )
+    assert code == 1 and str(path) in out
+    doc = json.loads(path.read_text())
+    assert doc["#meta"]["format"] == "ITF"
+    assert doc["#meta"]["invariant"] == "no-committed-data-loss"
+    assert doc["#meta"]["config"]["mode"] == "hw"
+    assert doc["vars"] == ["controller", "replicas", "written", "crashes", "committed", "acked"]
+    states = doc["states"]
+    assert len(states) == 9
+    assert states[0]["#meta"] == {"index": 0, "action": None}
+    assert states[1]["#meta"]["action"] == {"name": "write", "params": {"leader": {"#bigint": "0"}}}
+    assert states[1]["replicas"][0]["log"] == [{"epoch": {"#bigint": "1"}, "id": {"#bigint": "1"}}]
+
+    # ITF: every integer is a #bigint, never a bare JSON number.
+    def no_bare_ints(value):
+        if isinstance(value, dict):
+            return all(no_bare_ints(v) for k, v in value.items() if k != "#meta")
+        if isinstance(value, list):
+            return all(no_bare_ints(v) for v in value)
+        return not isinstance(value, int) or isinstance(value, bool)
+
+    assert all(no_bare_ints(s) for s in states)
+
+
+def test_no_trace_file_when_nothing_is_violated(capsys, tmp_path):
+    path = tmp_path / "none.itf.json"
+    code, out, _ = run(capsys, "check", "--mode", "kip320", "--trace-out", str(path), *SMALL)
+    assert code == 0 and not path.exists() and "nothing was written" in out
+
+
+def test_config_file_and_flag_override(capsys, tmp_path):
+    cfg = tmp_path / "bounds.toml"
+    cfg.write_text('mode = "kip320"\nreplicas = 2\nrecords = 1\nepochs = 2\ncrashes = 1\n')
+    code, out, _ = run(capsys, "check", "--config", str(cfg), "--json", "--quiet")
+    assert code == 0 and json.loads(out)["mode"] == "kip320"
+    code, out, _ = run(capsys, "check", "--config", str(cfg), "--mode", "hw", "--json", "--quiet")
+    assert code == 1 and json.loads(out)["mode"] == "hw"
+
+
+def test_compare_table(capsys):
+    code, out, _ = run(capsys, "compare", "--modes", "hw,kip320", *SMALL)
+    assert code == 1
+    header = next(line for line in out.splitlines() if line.startswith("invariant"))
+    assert header.split() == ["invariant", "hw", "kip320"]
+    row = next(line for line in out.splitlines() if line.startswith("no-committed-data-loss"))
+    assert "VIOLATED (trace of 9 states)" in row and "holds (" in row
+
+
+def test_compare_json(capsys):
+    code, out, _ = run(capsys, "compare", "--modes", "kip101,kip320", "--json", *SMALL)
+    doc = json.loads(out)
+    assert doc["modes"] == ["kip101", "kip320"]
+    assert set(doc["table"]["hw-le-leo"]) == {"kip101", "kip320"}
+    assert doc["results"]["kip320"]["result"] == "holds"
+
+
+def test_list_invariants(capsys):
+    code, out, _ = run(capsys, "list-invariants")
+    ids = [line.split()[0] for line in out.splitlines()]
+    assert code == 0 and ids == [
+        "no-committed-data-loss",
+        "acked-writes-durable",
+        "consistent-logs",
+        "hw-le-leo",
+        "strong-isr",
+        "leader-in-isr",
+    ]
+
+
+def test_max_states_is_reported(capsys):
+    code, out, _ = run(
+        capsys, "check", "--mode", "kip320", "--max-states", "200", "--json", "--quiet"
+    )
+    doc = json.loads(out)
+    assert code == 0 and doc["result"] == "incomplete" and doc["status"] == "max-states"
+
+
+@pytest.mark.parametrize(
+    "argv,fragment",
+    [
+        (["check", "--replicas", "7"], "replicas: must be 2..5 (got 7)"),
+        (["check", "--mode", "zk"], "argument --mode: invalid choice: 'zk'"),
+        (["check", "--acks", "2"], "acks: expected one of all, 1, 0"),
+        (["check", "--min-isr", "3"], "min_insync_replicas: must be 1..2 (got 3)"),
+        (["check", "--records", "x"], "argument --records: invalid int value: 'x'"),
+        (["check", "--invariant", "nope"], "unknown invariant 'nope'"),
+        (["check", "--max-states", "0"], "must be at least 1"),
+        (["check", "--config", "/no/such.toml"], "/no/such.toml: no such file"),
+        (["check", "--trace-out", "/no/such/dir/t.json"], "does not exist"),
+        (["compare", "--modes", "hw,zk"], "unknown mode 'zk'"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, fragment):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1 and fragment in err and err.startswith("replcheck: error:")
+
+
+@pytest.mark.parametrize(
+    "content,fragment",
+    [
+        ("mode = \n", "invalid TOML"),
+        ('replicas = "three"\n', "replicas: expected an integer"),
+        ("colour = 1\n", "unknown key 'colour'"),
+        ("unclean_election = 1\n", "unclean_election: expected true or false"),
+    ],
+)
+def test_bad_config_file(capsys, tmp_path, content, fragment):
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text(content)
+    code, out, err = run(capsys, "check", "--config", str(cfg))
+    assert code == 2 and out == "" and fragment in err and str(cfg) in err
+
+
+def test_console_script_runs_as_a_process():
+    """The installed entry point, end to end: exit code and a single error line."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "checker.cli", "check", "--epochs", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "replcheck: error: epochs: must be 1..1000 (got 0)"
+    assert "Traceback" not in proc.stderr
+
+
+def test_ctrl_c_stops_cleanly_and_reports(tmp_path):
+    """SIGINT during a long search: a report of what was explored, no traceback, exit 130."""
+    import signal
+    import time
+
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "checker.cli",
+            "check",
+            "--mode",
+            "kip320",
+            "--replicas",
+            "3",
+            "--records",
+            "3",
+            "--crashes",
+            "2",
+            "--epochs",
+            "4",
+            "--json",
+            "--quiet",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(3)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    doc = json.loads(out)
+    assert doc["status"] == "interrupted" and doc["result"] == "incomplete"
+    assert doc["distinct_states"] > 0
+    assert "Traceback" not in err
