@@ -125,3 +125,98 @@ def trace_to_itf(
 
 def write_itf(path: str | Path, document: dict[str, Any]) -> None:
     Path(path).write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+
+
+# ------------------------------------------------------------------ reading
+
+
+class TraceError(ValueError):
+    """A file that is not a usable trace; the message is one line naming the file and place."""
+
+
+def read_json(path: str | Path) -> Any:
+    """The parsed JSON of ``path``, or a one-line TraceError (missing, unreadable, invalid)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TraceError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise TraceError(f"{path}: is a directory") from None
+    except UnicodeDecodeError:
+        raise TraceError(f"{path}: not a text file (expected ITF JSON)") from None
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TraceError(
+            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg})"
+        ) from None
+
+
+def itf_int(value: Any, where: str) -> int:
+    """An ITF integer (``{"#bigint": "3"}``, or a plain JSON integer as people write by hand)."""
+    if isinstance(value, dict) and set(value) == {"#bigint"}:
+        value = value["#bigint"]
+        if isinstance(value, str) and value.lstrip("-").isdigit():
+            return int(value)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise TraceError(f"{where}: expected an integer, got {json.dumps(value)[:60]}")
+
+
+def plain(value: Any) -> Any:
+    """ITF values as plain Python: ints for ``#bigint``, sorted lists for sets, dicts for maps."""
+    if isinstance(value, dict):
+        if set(value) == {"#bigint"}:
+            return int(value["#bigint"])
+        if set(value) == {"#set"}:
+            items = [plain(v) for v in value["#set"]]
+            try:
+                return sorted(items)
+            except TypeError:
+                return items
+        if set(value) == {"#map"}:
+            return {json.dumps(plain(k)): plain(v) for k, v in value["#map"]}
+        if set(value) == {"#tup"}:
+            return [plain(v) for v in value["#tup"]]
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def action_from_itf(entry: Any, where: str) -> Action:
+    """``{"name": ..., "params": {...}}`` (as :func:`action_to_itf` writes it) as an Action."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+        raise TraceError(f"{where}: expected an action {{name, params}}")
+    params = entry.get("params", {})
+    if not isinstance(params, dict):
+        raise TraceError(f"{where}: action params must be an object")
+    extra = set(entry) - {"name", "params"}
+    if extra:
+        raise TraceError(f"{where}: unexpected key {sorted(extra)[0]!r} in the action")
+    values = {key: itf_int(value, f"{where}: {key}") for key, value in params.items()}
+    return make_action(entry["name"], values, where)
+
+
+def make_action(name: str, values: dict[str, int] | list[int], where: str) -> Action:
+    """An Action from its name and parameters (by name, or in order), checked against the model."""
+    if name not in ACTION_PARAMS:
+        known = ", ".join(ACTION_PARAMS)
+        raise TraceError(f"{where}: unknown action {name!r} (known: {known})")
+    names = ACTION_PARAMS[name]
+    if isinstance(values, list):
+        if len(values) != len(names):
+            raise TraceError(
+                f"{where}: {name} takes {len(names)} parameter(s) "
+                f"({', '.join(names)}), got {len(values)}"
+            )
+        return Action(name, tuple(values))
+    missing = [p for p in names if p not in values]
+    unknown = [p for p in values if p not in names]
+    if missing or unknown:
+        problem = f"missing {missing[0]!r}" if missing else f"unknown parameter {unknown[0]!r}"
+        raise TraceError(f"{where}: {name}: {problem} (parameters: {', '.join(names)})")
+    return Action(name, tuple(values[p] for p in names))

@@ -64,3 +64,138 @@ def format_trace(steps: Sequence[tuple[Action | None, State]]) -> list[str]:
         lines.extend(f"       {c}" for c in changes)
         prev = state
     return lines
+
+
+# ------------------------------------------------------------ the step table
+
+
+def role(i: int, r: Replica) -> str:
+    """``L`` leader, ``F>r0`` follower of r0, ``?`` no leader known, ``DOWN`` crashed."""
+    if not r.alive:
+        return "DOWN"
+    if r.leader == i:
+        return "L"
+    if r.leader == NO_LEADER:
+        return "?"
+    return f"F>r{r.leader}"
+
+
+def replica_cell(i: int, r: Replica, s: State) -> str:
+    """One replica in one table cell: role/epoch, log, HW and LEO, ISR membership."""
+    log = " ".join(map(record_name, r.log))
+    if not r.alive:
+        return f"DOWN [{log}] ckpt={r.hw_checkpoint}"
+    isr = "" if s.ctrl_isr >> i & 1 else " !isr"
+    return f"{role(i, r)} e{r.epoch} [{log}] hw={r.hw} leo={len(r.log)}{isr}"
+
+
+def controller_cell(s: State) -> str:
+    return f"{_who(s.ctrl_leader)} e{s.ctrl_epoch} isr{_set(s.ctrl_isr)}"
+
+
+def _log_change(old: tuple[int, ...], new: tuple[int, ...]) -> str:
+    keep = 0
+    while keep < min(len(old), len(new)) and old[keep] == new[keep]:
+        keep += 1
+    parts = []
+    if keep < len(old):
+        parts.append("dropped " + " ".join(map(record_name, old[keep:])) + f" from offset {keep}")
+    if keep < len(new):
+        parts.append("appended " + " ".join(map(record_name, new[keep:])) + f" at offset {keep}")
+    return ", ".join(parts)
+
+
+def state_changes(prev: State, s: State) -> list[str]:
+    """What ``s`` changed with respect to ``prev``, field by field, readable."""
+    out: list[str] = []
+    if (prev.ctrl_leader, prev.ctrl_epoch) != (s.ctrl_leader, s.ctrl_epoch):
+        out.append(
+            f"controller: leader {_who(prev.ctrl_leader)}->{_who(s.ctrl_leader)} "
+            f"epoch {prev.ctrl_epoch}->{s.ctrl_epoch}"
+        )
+    if prev.ctrl_isr != s.ctrl_isr:
+        out.append(f"controller ISR {_set(prev.ctrl_isr)}->{_set(s.ctrl_isr)}")
+    if prev.ctrl_live != s.ctrl_live:
+        out.append(f"controller sees live {_set(prev.ctrl_live)}->{_set(s.ctrl_live)}")
+    for i, (a, b) in enumerate(zip(prev.replicas, s.replicas, strict=True)):
+        if a == b:
+            continue
+        if a.alive and not b.alive:
+            lost = f", lost {len(a.log) - len(b.log)} unflushed" if len(b.log) < len(a.log) else ""
+            out.append(f"r{i} crashed ({len(b.log)} record(s) on disk{lost})")
+            continue
+        if b.alive and not a.alive:
+            out.append(f"r{i} restarted with HW {b.hw} from its checkpoint")
+        elif role(i, a) != role(i, b) or a.epoch != b.epoch:
+            out.append(f"r{i} {role(i, a)} e{a.epoch} -> {role(i, b)} e{b.epoch}")
+        if a.log != b.log:
+            out.append(f"r{i} {_log_change(a.log, b.log)}")
+        if a.hw != b.hw and a.alive:
+            out.append(f"r{i}.hw {a.hw}->{b.hw}")
+        if a.hw_checkpoint != b.hw_checkpoint:
+            out.append(f"r{i}.hw_checkpoint {a.hw_checkpoint}->{b.hw_checkpoint}")
+        if a.isr != b.isr and b.isr:
+            out.append(f"r{i} believes ISR {_set(b.isr)}")
+        if a.remote_leo != b.remote_leo and b.remote_leo and len(a.remote_leo) == len(b.remote_leo):
+            for f, (x, y) in enumerate(zip(a.remote_leo, b.remote_leo, strict=True)):
+                if x != y:
+                    out.append(f"r{i} saw r{f} fetch at offset {y}")
+        if a.truncation != b.truncation and b.alive:
+            out.append(f"r{i} truncation: {_TRUNCATION[b.truncation]}")
+    if prev.committed != s.committed:
+        out.append(f"committed [{' '.join(map(record_name, s.committed))}]")
+    if prev.acked != s.acked:
+        out.append("acked " + ", ".join(f"m{i}" for i in members(s.acked & ~prev.acked)))
+    return out
+
+
+_TRUNCATION = {0: "done", 1: "owes the epoch exchange", 2: "kept its log (no truncation)"}
+
+
+def format_table(
+    steps: Sequence[tuple[Action | None, State]], mark: int | None = None
+) -> list[str]:
+    """The trace as a step table: one row per step, one column per replica and the controller.
+
+    A ``*`` marks each cell the step changed; the line under a row lists the
+    changes.  ``mark`` is the step where the invariant breaks (flagged ``<=``).
+    """
+    if not steps:
+        return []
+    n = len(steps[0][1].replicas)
+    header = ["step", "action", *(f"r{i}" for i in range(n)), "controller"]
+    rows: list[list[str]] = []
+    notes: list[list[str]] = []
+    prev: State | None = None
+    for index, (action, s) in enumerate(steps):
+        row = [str(index), describe_action(action) if action else "initial state"]
+        for i, r in enumerate(s.replicas):
+            changed = prev is not None and prev.replicas[i] != r
+            row.append(("*" if changed else " ") + replica_cell(i, r, s))
+        changed = prev is not None and controller_cell(prev) != controller_cell(s)
+        row.append(("*" if changed else " ") + controller_cell(s))
+        rows.append(row)
+        notes.append(state_changes(prev, s) if prev is not None else [])
+        prev = s
+    widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header))]
+    indent = " " * (widths[0] + widths[1] + 4)
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+    out = [line(header), line(["-" * w for w in widths])]
+    for index, (row, changes) in enumerate(zip(rows, notes, strict=True)):
+        text = line(row)
+        if mark is not None and index == mark:
+            text += "  <= violated here"
+        out.append(text)
+        if changes:
+            out.append(indent + "changed: " + "; ".join(changes))
+    out.append(LEGEND)
+    return out
+
+
+LEGEND = (
+    "(L leader, F>rN follower of rN, ? no leader known, DOWN crashed; eN leader epoch; "
+    "!isr outside the controller's ISR; * changed at this step)"
+)

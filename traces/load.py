@@ -1,0 +1,244 @@
+"""Loading a trace from a file: an ITF counterexample, or a hand-written list of actions.
+
+Three shapes are accepted (see ``docs/traces.md``):
+
+* an ITF file as ``replcheck check --trace-out`` writes it: the configuration in
+  the top-level ``#meta.config``, and every state with the action that led to it;
+* an ITF file whose states carry only ``#meta.action`` (hand-written: no
+  recorded states to compare, the model computes them);
+* a short JSON or TOML action list: ``config``, an optional ``invariant``, and
+  ``actions`` written as ``"fetch(follower=r1, leader=r0)"``, ``"fetch 1 0"`` or
+  ``{action = "fetch", follower = 1, leader = 0}``.
+
+Everything that can be wrong with such a file raises :class:`TraceError` with
+a one-line message naming the file and the place.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from invariants import INVARIANTS
+from model.config import Config, ConfigError, make_config
+from model.interface import Action
+from model.kafka import ACTION_PARAMS
+from model.state import NO_LEADER
+from traces.itf import TraceError, action_from_itf, make_action, read_json
+
+__all__ = ["LoadedTrace", "TraceError", "load_trace", "parse_action", "trace_from_document"]
+
+# Parameters that name a replica and may be "no replica" (-1).
+_MAY_BE_NOBODY = {("notice_crash", "new_leader")}
+
+
+@dataclass
+class LoadedTrace:
+    """A trace ready to replay: configuration, actions, and what was recorded (if anything)."""
+
+    path: str
+    kind: str  # "itf" (states recorded), "itf-actions" or "actions" (hand-written)
+    config: Config
+    actions: list[Action]
+    # recorded[k]: the ITF state after k actions (without #meta), or None when not recorded
+    recorded: list[dict[str, Any] | None] = field(default_factory=list)
+    invariant: str | None = None
+    violation: str | None = None
+
+
+def load_trace(path: str | Path) -> LoadedTrace:
+    """Read and validate a trace file (``.toml`` is an action list; anything else is JSON)."""
+    path = Path(path)
+    if path.suffix.lower() == ".toml":
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise TraceError(f"{path}: no such file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise TraceError(f"{path}: cannot read ({getattr(exc, 'strerror', exc)})") from None
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise TraceError(f"{path}: invalid TOML ({exc})") from None
+    else:
+        data = read_json(path)
+    return trace_from_document(data, str(path))
+
+
+def trace_from_document(data: Any, where: str = "trace") -> LoadedTrace:
+    """Validate an already parsed document (ITF or action list)."""
+    if not isinstance(data, dict):
+        raise TraceError(
+            f"{where}: not a trace (expected a JSON object with 'states' (ITF) or 'actions')"
+        )
+    if "states" in data:
+        return _from_itf(data, where)
+    if "actions" in data:
+        return _from_action_list(data, where)
+    raise TraceError(
+        f"{where}: not a trace: no 'states' list (ITF) and no 'actions' list (hand-written)"
+    )
+
+
+# ------------------------------------------------------------------ ITF
+
+
+def _from_itf(data: dict[str, Any], where: str) -> LoadedTrace:
+    meta = data.get("#meta", {})
+    if not isinstance(meta, dict):
+        raise TraceError(f"{where}: #meta must be an object")
+    states = data["states"]
+    if not isinstance(states, list) or not states:
+        raise TraceError(f"{where}: 'states' must be a non-empty list")
+    config = _config(meta.get("config", {}), where, "#meta.config")
+    invariant, violation = _invariant(meta.get("invariant"), meta.get("violation"), where)
+
+    actions: list[Action] = []
+    recorded: list[dict[str, Any] | None] = []
+    # A hand-written ITF may start with the first action: the initial state is implied.
+    first_meta = states[0].get("#meta", {}) if isinstance(states[0], dict) else {}
+    implied_initial = isinstance(first_meta, dict) and first_meta.get("action") is not None
+    if implied_initial:
+        recorded.append(None)
+    for index, entry in enumerate(states):
+        at = f"{where}: states[{index}]"
+        if not isinstance(entry, dict):
+            raise TraceError(f"{at}: expected an object")
+        state_meta = entry.get("#meta", {})
+        if not isinstance(state_meta, dict):
+            raise TraceError(f"{at}: #meta must be an object")
+        values = {k: v for k, v in entry.items() if k != "#meta"}
+        recorded.append(values or None)
+        raw_action = state_meta.get("action")
+        if index == 0 and not implied_initial:
+            continue  # the initial state: no action led to it
+        if raw_action is None:
+            raise TraceError(f"{at}: no #meta.action (which action led to this state?)")
+        action = action_from_itf(raw_action, at)
+        _check_range(action, config, at)
+        actions.append(action)
+    kind = "itf" if any(r is not None for r in recorded) else "itf-actions"
+    return LoadedTrace(where, kind, config, actions, recorded, invariant, violation)
+
+
+# ----------------------------------------------------------- action lists
+
+_CALL = re.compile(r"^\s*([a-z_]+)\s*(?:\((.*)\))?\s*$")
+
+
+def parse_action(text: str, where: str = "action") -> Action:
+    """``fetch(follower=r1, leader=r0)``, ``fetch(1, 0)`` or ``fetch 1 0`` as an Action.
+
+    Values are replica names (``r1``), integers, or ``-``/``none`` for "no replica".
+    """
+    text = text.strip()
+    words = text.split()
+    if len(words) > 1 and "(" not in text:
+        name, parts = words[0], words[1:]
+    else:
+        match = _CALL.match(text)
+        if not match:
+            raise TraceError(
+                f"{where}: cannot read action {text!r} (e.g. 'fetch(follower=r1, "
+                "leader=r0)' or 'fetch 1 0')"
+            )
+        name, inner = match.group(1), match.group(2) or ""
+        parts = [p.strip() for p in inner.split(",") if p.strip()]
+    named: dict[str, int] = {}
+    positional: list[int] = []
+    for part in parts:
+        if "=" in part:
+            key, _, value = part.partition("=")
+            named[key.strip()] = _value(value.strip(), where)
+        else:
+            positional.append(_value(part, where))
+    if named and positional:
+        raise TraceError(f"{where}: {text!r}: give parameters all by name or all in order")
+    return make_action(name, named if named else positional, where)
+
+
+def _value(text: str, where: str) -> int:
+    low = text.lower()
+    if low in ("-", "none", "nobody"):
+        return NO_LEADER
+    if re.fullmatch(r"r?-?\d+", low):
+        return int(low.lstrip("r"))
+    raise TraceError(f"{where}: {text!r} is not a replica (r0, r1, ...) or a number")
+
+
+def _action_entry(entry: Any, where: str) -> Action:
+    if isinstance(entry, str):
+        return parse_action(entry, where)
+    if isinstance(entry, dict):
+        if isinstance(entry.get("params"), dict) and "name" in entry:
+            return action_from_itf(entry, where)
+        name = entry.get("action", entry.get("name"))
+        if not isinstance(name, str):
+            raise TraceError(f'{where}: an action table needs action = "NAME"')
+        values = {}
+        for key, value in entry.items():
+            if key in ("action", "name"):
+                continue
+            values[key] = _value(value, where) if isinstance(value, str) else value
+            if isinstance(values[key], bool) or not isinstance(values[key], int):
+                raise TraceError(f"{where}: {key}: expected a replica or a number")
+        return make_action(name, values, where)
+    raise TraceError(f"{where}: expected an action as text or a table")
+
+
+def _from_action_list(data: dict[str, Any], where: str) -> LoadedTrace:
+    known = {"config", "model", "invariant", "violation", "actions", "description"}
+    extra = sorted(set(data) - known)
+    if extra:
+        raise TraceError(f"{where}: unknown key {extra[0]!r} (known: {', '.join(sorted(known))})")
+    config = _config(data.get("config", data.get("model", {})), where, "config")
+    invariant, violation = _invariant(data.get("invariant"), data.get("violation"), where)
+    entries = data["actions"]
+    if not isinstance(entries, list):
+        raise TraceError(f"{where}: 'actions' must be a list")
+    actions = []
+    for index, entry in enumerate(entries, start=1):
+        at = f"{where}: actions[{index}]"
+        action = _action_entry(entry, at)
+        _check_range(action, config, at)
+        actions.append(action)
+    recorded: list[dict[str, Any] | None] = [None] * (len(actions) + 1)
+    return LoadedTrace(where, "actions", config, actions, recorded, invariant, violation)
+
+
+# ----------------------------------------------------------------- checks
+
+
+def _config(values: Any, where: str, key: str) -> Config:
+    if not isinstance(values, dict):
+        raise TraceError(f"{where}: {key} must be an object of model keys")
+    try:
+        return make_config(values, where=f"{where}: {key}: ")
+    except ConfigError as exc:
+        raise TraceError(str(exc)) from None
+
+
+def _invariant(inv: Any, violation: Any, where: str) -> tuple[str | None, str | None]:
+    if inv is None:
+        return None, None
+    known = [i.id for i in INVARIANTS]
+    if inv not in known:
+        raise TraceError(f"{where}: unknown invariant {inv!r} (known: {', '.join(known)})")
+    return inv, violation if isinstance(violation, str) else None
+
+
+def _check_range(action: Action, config: Config, where: str) -> None:
+    for name, value in zip(ACTION_PARAMS[action.name], action.args, strict=True):
+        if name == "keep":
+            if value < 0:
+                raise TraceError(f"{where}: {action.name}: keep must be >= 0 (got {value})")
+            continue
+        low = NO_LEADER if (action.name, name) in _MAY_BE_NOBODY else 0
+        if not low <= value < config.replicas:
+            raise TraceError(
+                f"{where}: {action.name}: {name}={value} is not a replica of this "
+                f"configuration (replicas 0..{config.replicas - 1})"
+            )
