@@ -1,0 +1,105 @@
+"""``replcheck graph``: the reachable state graph of a small configuration, written to a file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from checker.cli import (
+    EXIT_OK,
+    EXIT_VIOLATION,
+    UsageError,
+    add_invariant_args,
+    add_model_args,
+    check_writable,
+    config_from_args,
+    positive_int,
+)
+from checker.graph import FORMATS, TooManyStates, build_graph, graph_facts, write_graph
+from invariants import select
+from model.kafka import KafkaReplication
+
+NAME = "graph"
+ORDER = 50
+DEFAULT_MAX_STATES = 50_000
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        NAME,
+        help="build the reachable state graph of a small configuration and write it",
+        description="Build every reachable state (nodes, with their invariant verdicts) and "
+        "transition (edges, labelled with actions) with networkx, write it as GraphML, DOT or "
+        "node-link JSON (by the suffix of --out), and print: states and edges, deadlocks, the "
+        "shortest path to a violation of each invariant, and the states from which no "
+        "violation is reachable.  Exit 0: no state violates a checked invariant; 1: some do; "
+        "2: bad input or too many states.",
+    )
+    add_model_args(p)
+    g = p.add_argument_group("graph")
+    add_invariant_args(g)
+    g.add_argument(
+        "--out", required=True, metavar="FILE", help="FILE.graphml, FILE.dot or FILE.json"
+    )
+    g.add_argument(
+        "--max-states",
+        type=positive_int,
+        default=DEFAULT_MAX_STATES,
+        metavar="N",
+        help=f"refuse configurations with more than N reachable states (default "
+        f"{DEFAULT_MAX_STATES:,})",
+    )
+    g.add_argument(
+        "--symmetry",
+        action="store_true",
+        help="merge states that differ only by replica naming (fewer nodes; edge labels then "
+        "name replicas of the representative state)",
+    )
+    g.add_argument("--json", action="store_true", help="print the facts as one JSON object")
+
+
+def run(args: argparse.Namespace) -> int:
+    suffix = os.path.splitext(args.out)[1].lower()
+    if suffix not in FORMATS:
+        raise UsageError(f"--out {args.out}: expected a name ending in {', '.join(FORMATS)}")
+    check_writable(args.out, "--out")
+    config = config_from_args(args)
+    invariants = select(args.invariant)
+    try:
+        sg = build_graph(KafkaReplication(config), invariants, args.max_states, args.symmetry)
+    except TooManyStates as exc:
+        raise UsageError(
+            f"{config.describe()} has {exc}; the graph is for small configurations: lower the "
+            "bounds or raise --max-states"
+        ) from None
+    facts = graph_facts(sg)
+    write_graph(sg, args.out)
+    any_violation = any(facts.violating.values())
+    if args.json:
+        doc = {"config": config.to_dict(), "symmetry": args.symmetry, "out": args.out}
+        doc.update(facts.to_json())
+        print(json.dumps(doc, indent=2))
+        return EXIT_VIOLATION if any_violation else EXIT_OK
+
+    print(f"replcheck graph: {config.describe()} (symmetry {'on' if args.symmetry else 'off'})")
+    print(f"{facts.states:,} states, {facts.edges:,} edges (transitions)")
+    if facts.deadlocks:
+        shown = ", ".join(str(n) for n in facts.deadlocks[:5])
+        more = " ..." if len(facts.deadlocks) > 5 else ""
+        print(f"deadlocks: {len(facts.deadlocks)} state(s) with no enabled action: {shown}{more}")
+    else:
+        print("deadlocks: none (every state has a successor)")
+    for inv in invariants:
+        path = facts.shortest[inv.id]
+        if path is None:
+            print(f"{inv.id}: no violating state")
+            continue
+        target, actions = path
+        print(
+            f"{inv.id}: {facts.violating[inv.id]:,} violating state(s); shortest path "
+            f"{len(actions)} steps (to state {target}): {', '.join(actions)}"
+        )
+    print(f"states from which no violation is reachable: {facts.safe:,} of {facts.states:,}")
+    print(f"graph written to {args.out}")
+    return EXIT_VIOLATION if any_violation else EXIT_OK

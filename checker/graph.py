@@ -1,0 +1,210 @@
+"""The reachable state graph of a small configuration, as a networkx MultiDiGraph.
+
+Nodes are states (numbered in BFS order, 0 the initial state) with their
+invariant verdicts; edges are actions.  Once the graph is built, networkx makes
+a few questions cheap: deadlocks, shortest paths to violations, and the states
+from which no violation is reachable any more.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from invariants import Invariant
+from model.kafka import KafkaReplication
+from model.state import State
+from traces.text import controller_cell, describe_action, replica_cell
+
+FORMATS = (".graphml", ".dot", ".json")
+
+
+class TooManyStates(Exception):
+    """The configuration has more reachable states than the bound allows."""
+
+    def __init__(self, bound: int):
+        self.bound = bound
+        super().__init__(f"more than {bound:,} reachable states")
+
+
+@dataclass
+class StateGraph:
+    graph: nx.MultiDiGraph
+    states: list[State]  # node id -> state
+    invariants: Sequence[Invariant]
+    violating: dict[str, list[int]] = field(default_factory=dict)  # invariant -> nodes
+
+
+def state_label(s: State) -> str:
+    cells = [f"r{i}: {replica_cell(i, r, s)}" for i, r in enumerate(s.replicas)]
+    return " | ".join([f"ctrl {controller_cell(s)}", *cells])
+
+
+def build_graph(
+    model: KafkaReplication,
+    invariants: Sequence[Invariant],
+    max_states: int,
+    symmetry: bool = False,
+) -> StateGraph:
+    """Every reachable state (up to symmetry if asked) and every transition between them.
+
+    Raises TooManyStates as soon as more than ``max_states`` states are found.
+    """
+    canon = model.representative if symmetry else (lambda s: s)
+    graph = nx.MultiDiGraph()
+    ids: dict[State, int] = {}
+    states: list[State] = []
+    result = StateGraph(graph, states, invariants, {inv.id: [] for inv in invariants})
+
+    def add(state: State, depth: int) -> int:
+        node = ids.get(state)
+        if node is not None:
+            return node
+        if len(states) >= max_states:
+            raise TooManyStates(max_states)
+        node = ids[state] = len(states)
+        states.append(state)
+        broken = [inv.id for inv in invariants if inv.check(state) is not None]
+        for inv_id in broken:
+            result.violating[inv_id].append(node)
+        graph.add_node(
+            node,
+            label=state_label(state),
+            depth=depth,
+            initial=depth == 0,
+            violated=",".join(broken),
+        )
+        return node
+
+    frontier = [add(canon(s), 0) for s in model.init_states()]
+    depth = 0
+    while frontier:
+        depth += 1
+        next_level = []
+        for node in frontier:
+            state = states[node]
+            for action in model.actions(state):
+                succ = canon(model.next_state(state, action))
+                known = succ in ids
+                target = add(succ, depth)
+                graph.add_edge(node, target, action=describe_action(action), name=action.name)
+                if not known:
+                    next_level.append(target)
+        frontier = next_level
+    return result
+
+
+@dataclass
+class Facts:
+    states: int
+    edges: int
+    deadlocks: list[int]
+    shortest: dict[str, tuple[int, list[str]] | None]  # invariant -> (target node, actions)
+    violating: dict[str, int]  # invariant -> number of violating states
+    safe: int  # states from which no violation (of the checked invariants) is reachable
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "states": self.states,
+            "edges": self.edges,
+            "deadlocks": self.deadlocks,
+            "states_without_reachable_violation": self.safe,
+            "invariants": {
+                inv: {
+                    "violating_states": self.violating[inv],
+                    "shortest_path_length": len(path[1]) if path else None,
+                    "shortest_path_target": path[0] if path else None,
+                    "shortest_path": path[1] if path else None,
+                }
+                for inv, path in self.shortest.items()
+            },
+        }
+
+
+def graph_facts(sg: StateGraph) -> Facts:
+    g = sg.graph
+    deadlocks = [n for n, degree in g.out_degree() if degree == 0]
+    distance = nx.single_source_shortest_path_length(g, 0)
+    shortest: dict[str, tuple[int, list[str]] | None] = {}
+    for inv_id, nodes in sg.violating.items():
+        reachable = [n for n in nodes if n in distance]
+        if not reachable:
+            shortest[inv_id] = None
+            continue
+        target = min(reachable, key=lambda n: (distance[n], n))
+        path = nx.shortest_path(g, 0, target)
+        actions = [next(iter(g.get_edge_data(u, v).values()))["action"] for u, v in _pairs(path)]
+        shortest[inv_id] = (target, actions)
+    bad = {n for nodes in sg.violating.values() for n in nodes}
+    if bad:
+        can_reach = nx.multi_source_dijkstra_path_length(g.reverse(copy=False), bad)
+        safe = g.number_of_nodes() - len(can_reach)
+    else:
+        safe = g.number_of_nodes()
+    for node in g.nodes:
+        g.nodes[node]["violation_reachable"] = bool(bad) and node in can_reach
+        g.nodes[node]["distance"] = distance.get(node, -1)
+    return Facts(
+        g.number_of_nodes(),
+        g.number_of_edges(),
+        deadlocks,
+        shortest,
+        {inv: len(nodes) for inv, nodes in sg.violating.items()},
+        safe,
+    )
+
+
+def _pairs(path: list[int]) -> list[tuple[int, int]]:
+    return list(zip(path, path[1:], strict=False))
+
+
+# ------------------------------------------------------------------ writing
+
+
+def write_graph(sg: StateGraph, path: str | Path) -> None:
+    """Write GraphML, DOT or node-link JSON, by the file's suffix."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    g = sg.graph
+    if suffix == ".graphml":
+        nx.write_graphml(g, path)
+    elif suffix == ".json":
+        data = nx.node_link_data(g, edges="edges")
+        path.write_text(json.dumps(data) + "\n", encoding="utf-8")
+    elif suffix == ".dot":
+        path.write_text(to_dot(g), encoding="utf-8")
+    else:  # the command checks the suffix first
+        raise ValueError(f"{path}: unknown graph format {suffix!r}")
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def to_dot(g: nx.MultiDiGraph) -> str:
+    """Graphviz DOT text (no pydot or pygraphviz needed)."""
+    lines = [
+        "digraph replcheck {",
+        '  node [shape=box, fontname="monospace", fontsize=9];',
+        '  edge [fontname="monospace", fontsize=8];',
+    ]
+    for node, data in g.nodes(data=True):
+        attrs = {"label": f"{node}: {data['label'].replace(' | ', chr(10))}"}
+        if data.get("violated"):
+            attrs.update(color="red", style="filled", fillcolor="#ffdddd")
+            attrs["label"] += f"\nVIOLATES {data['violated']}"
+        elif g.out_degree(node) == 0:
+            attrs.update(style="filled", fillcolor="#dddddd")
+        if data.get("initial"):
+            attrs["penwidth"] = "2"
+        body = ", ".join(f"{k}={_quote(str(v))}" for k, v in attrs.items())
+        lines.append(f"  n{node} [{body}];")
+    for u, v, data in g.edges(data=True):
+        lines.append(f"  n{u} -> n{v} [label={_quote(data['action'])}];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"

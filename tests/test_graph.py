@@ -1,0 +1,122 @@
+"""``replcheck graph`` and checker.graph: the reachable state graph agrees with BFS."""
+
+from __future__ import annotations
+
+import json
+
+import networkx as nx
+import pytest
+
+from checker.bfs import bfs
+from checker.cli import main
+from checker.graph import build_graph, graph_facts, to_dot
+from invariants import INVARIANTS
+from model import KafkaReplication, make_config
+from traces.load import parse_action
+from traces.replay import execute
+
+SMALL = dict(mode="hw", replicas=2, records=1, epochs=2, crashes=1)
+SMALL_FLAGS = ["--records", "1", "--epochs", "2", "--crashes", "1"]
+
+
+@pytest.fixture(scope="module")
+def small():
+    model = KafkaReplication(make_config(SMALL))
+    sg = build_graph(model, INVARIANTS, max_states=10_000)
+    return model, sg, graph_facts(sg)
+
+
+def test_graph_agrees_with_bfs(small):
+    model, sg, facts = small
+    result = bfs(model, INVARIANTS, symmetry=False)
+    assert result.status == "complete"
+    assert facts.states == result.distinct_states
+    assert facts.edges == result.transitions
+    for inv in INVARIANTS:
+        path = facts.shortest[inv.id]
+        if inv.id in result.violations:
+            assert path is not None
+            assert len(path[1]) == result.violations[inv.id].length - 1
+        else:
+            assert path is None and facts.violating[inv.id] == 0
+
+
+def test_shortest_paths_replay_to_violations(small):
+    model, sg, facts = small
+    by_id = {inv.id: inv for inv in INVARIANTS}
+    for inv_id, path in facts.shortest.items():
+        if path is None:
+            continue
+        target, texts = path
+        steps = execute(model, [parse_action(t) for t in texts])
+        assert steps[-1][1] == sg.states[target]
+        assert by_id[inv_id](steps[-1][1]) is not None
+
+
+def test_deadlocks_and_safe_states(small):
+    model, sg, facts = small
+    for node in facts.deadlocks:
+        assert list(model.actions(sg.states[node])) == []
+    g = sg.graph
+    bad = {n for nodes in sg.violating.values() for n in nodes}
+    safe = [n for n in g.nodes if not g.nodes[n]["violation_reachable"]]
+    assert len(safe) == facts.safe > 0
+    for node in safe[:50]:  # spot-check with networkx's own reachability
+        assert not (nx.descendants(g, node) | {node}) & bad
+
+
+@pytest.mark.parametrize("suffix", [".graphml", ".json", ".dot"])
+def test_command_writes_each_format(tmp_path, capsys, suffix):
+    out = tmp_path / f"g{suffix}"
+    assert main(["graph", *SMALL_FLAGS, "--out", str(out)]) == 1  # hw mode has violations
+    printed = capsys.readouterr().out
+    assert "1,434 states, 3,372 edges" in printed
+    assert "no-committed-data-loss: 24 violating state(s); shortest path 8 steps" in printed
+    assert "states from which no violation is reachable: " in printed
+    if suffix == ".graphml":
+        g = nx.read_graphml(out)
+        assert g.number_of_nodes() == 1434 and g.number_of_edges() == 3372
+        assert any(d["violated"] for _, d in g.nodes(data=True))
+    elif suffix == ".json":
+        g = nx.node_link_graph(json.loads(out.read_text()), edges="edges")
+        assert g.number_of_nodes() == 1434
+    else:
+        text = out.read_text()
+        assert text.startswith("digraph replcheck {") and text.rstrip().endswith("}")
+        assert text.count(" -> ") == 3372
+
+
+def test_command_json_facts(tmp_path, capsys):
+    out = tmp_path / "g.json"
+    args = ["graph", *SMALL_FLAGS, "--mode", "kip320", "--out", str(out), "--json"]
+    code = main(args)
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["config"]["mode"] == "kip320"
+    violated = [k for k, v in doc["invariants"].items() if v["violating_states"]]
+    assert code == (1 if violated else 0)
+    assert doc["invariants"]["no-committed-data-loss"]["violating_states"] == 0
+
+
+def test_dot_escapes_quotes():
+    g = nx.MultiDiGraph()
+    g.add_node(0, label='say "hi"', violated="", initial=True)
+    assert 'say \\"hi\\"' in to_dot(g)
+
+
+@pytest.mark.parametrize(
+    "extra,expected",
+    [
+        (["--out", "g.png"], "expected a name ending in .graphml, .dot, .json"),
+        (["--out", "g.dot", "--max-states", "100"], "has more than 100 reachable states"),
+        (["--out", "g.dot", "--replicas", "9"], "replicas: must be 2..5"),
+        (["--out", "g.dot", "--invariant", "nope"], "unknown invariant 'nope'"),
+        (["--out", "missing/g.dot"], "does not exist"),
+        (["--out", "g.dot", "--config", "none.toml"], "no such file"),
+    ],
+)
+def test_bad_input_exit_2(tmp_path, capsys, monkeypatch, extra, expected):
+    monkeypatch.chdir(tmp_path)
+    assert main(["graph", *SMALL_FLAGS, *extra]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1 and expected in captured.err
+    assert list(tmp_path.iterdir()) == []
