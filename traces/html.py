@@ -1,0 +1,273 @@
+"""A counterexample as one self-contained HTML page: a timeline and the step table.
+
+The timeline has one lane per replica (and one for the controller), one column
+per step.  Each cell shows the replica's role and epoch, its log as boxes
+coloured by the epoch each record was written in, its HW and LEO marks, and
+whether it is in the controller's ISR; crashed replicas are greyed out.  The
+step where the invariant breaks is highlighted.  No scripts or styles are
+fetched: everything is inline, so the file can be attached to a bug report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+from model.config import Config
+from model.interface import Action
+from model.state import NO_LEADER, Replica, State, members, record_epoch, record_id, record_name
+from traces.replay import ReplayResult
+from traces.text import controller_cell, describe_action, state_changes
+
+EPOCH_COLOURS = ["#9e9e9e", "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#edc948", "#76b7b2"]
+
+STYLE = """
+body { font: 14px/1.4 system-ui, sans-serif; margin: 1rem; color: #222; }
+h1 { font-size: 1.3rem; margin: 0 0 .3rem; }
+.config { color: #555; font-family: monospace; }
+.verdict { padding: .5rem .8rem; border-radius: 4px; margin: .5rem 0; }
+.verdict.violated { background: #fde2e2; border-left: 4px solid #c62828; }
+.verdict.ok { background: #e3f2e1; border-left: 4px solid #2e7d32; }
+.verdict.diverged { background: #fff3cd; border-left: 4px solid #b8860b; }
+.layout { display: grid; grid-template-columns: minmax(0, 3fr) minmax(320px, 2fr); gap: 1rem; }
+@media (max-width: 1100px) { .layout { grid-template-columns: 1fr; } }
+.timeline { overflow-x: auto; border: 1px solid #ddd; }
+table { border-collapse: collapse; }
+.lanes th, .lanes td { border: 1px solid #e3e3e3; padding: 4px; vertical-align: top; }
+.lanes thead th { background: #fafafa; font-weight: normal; font-size: 12px; min-width: 92px; }
+.lanes tbody th { background: #fafafa; text-align: left; white-space: nowrap; }
+.cell { font-size: 12px; min-width: 92px; }
+.cell.changed { box-shadow: inset 0 0 0 2px #1565c0; }
+.cell.down { background: repeating-linear-gradient(45deg, #eee, #eee 4px, #f8f8f8 4px, #f8f8f8 8px);
+  color: #777; }
+.role { font-weight: 600; white-space: nowrap; }
+.role.leader { color: #1b5e20; }
+.log { display: flex; align-items: stretch; flex-wrap: nowrap; margin: 3px 0; min-height: 20px; }
+.rec { display: inline-block; min-width: 24px; padding: 1px 3px; margin-right: 1px; color: #fff;
+  text-align: center; border-radius: 2px; font-family: monospace; font-size: 11px; }
+.rec.ghost { background: transparent; border: 1px dashed #c62828; color: #c62828; }
+.mark { display: inline-block; width: 0; border-left: 2px solid; margin: -2px 2px;
+  position: relative; }
+.mark span { position: absolute; top: 100%; left: -6px; font-size: 9px; }
+.mark.hw { border-color: #c62828; }
+.mark.leo { border-color: #1565c0; border-left-style: dotted; }
+.mark.hw.leo { border-left: 3px double #6a1b9a; }
+.legend .mark { height: 12px; margin: 0 4px; }
+.nums { font-family: monospace; font-size: 11px; color: #444; margin-top: 12px; }
+.isr { font-size: 10px; border-radius: 3px; padding: 0 3px; display: inline-block; }
+.isr.in { background: #e8f5e9; color: #1b5e20; }
+.isr.out { background: #fbe9e7; color: #bf360c; }
+.crash-note { color: #b71c1c; font-weight: 600; }
+.broken { background: #ffebee !important; }
+.cell.broken { box-shadow: inset 0 0 0 3px #c62828; }
+.lanes thead th.broken { background: #c62828 !important; color: #fff; }
+#step-table { width: 100%; font-size: 13px; }
+#step-table th, #step-table td { border-bottom: 1px solid #eee; padding: 4px 6px; text-align: left;
+  vertical-align: top; }
+#step-table td.action { font-family: monospace; white-space: nowrap; }
+#step-table ul { margin: 0; padding-left: 1.1rem; color: #444; }
+.step-row.selected, .selected { outline: 2px solid #1565c0; }
+.legend { margin: .5rem 0; font-size: 12px; }
+.legend .rec { margin-right: 6px; }
+"""
+
+SCRIPT = """
+document.querySelectorAll('[data-step]').forEach(function (el) {
+  el.addEventListener('click', function () {
+    var step = el.getAttribute('data-step');
+    document.querySelectorAll('.selected').forEach(function (x) {
+      x.classList.remove('selected');
+    });
+    document.querySelectorAll('[data-step="' + step + '"]').forEach(function (x) {
+      x.classList.add('selected');
+    });
+  });
+});
+"""
+
+
+def epoch_colour(epoch: int) -> str:
+    return EPOCH_COLOURS[epoch % len(EPOCH_COLOURS)]
+
+
+def _record(record: int, offset: int) -> str:
+    epoch = record_epoch(record)
+    title = f"{record_name(record)} at offset {offset} (written in epoch {epoch})"
+    return (
+        f'<span class="rec e{epoch}" style="background:{epoch_colour(epoch)}" '
+        f'title="{escape(title)}">m{record_id(record)}</span>'
+    )
+
+
+def _mark(kind: str, value: int) -> str:
+    label = kind.upper()
+    return f'<span class="mark {kind}" title="{label} {value}"><span>{label}</span></span>'
+
+
+def log_html(r: Replica, show_hw: bool = True) -> str:
+    """The log as epoch-coloured boxes with the HW and LEO marks between them."""
+    parts = []
+    leo = len(r.log)
+    end = max(leo, r.hw if show_hw else 0)
+    for offset in range(end + 1):
+        if show_hw and offset == r.hw == leo:
+            parts.append(
+                f'<span class="mark hw leo" title="HW {leo} = LEO {leo}"><span>HW=LEO</span></span>'
+            )
+        elif show_hw and offset == r.hw:
+            parts.append(_mark("hw", r.hw))
+        elif offset == leo:
+            parts.append(_mark("leo", leo))
+        if offset < leo:
+            parts.append(_record(r.log[offset], offset))
+        elif offset < end:  # HW beyond the log end: offsets the HW claims but the log lacks
+            parts.append(f'<span class="rec ghost" title="offset {offset}: no record">?</span>')
+    return f'<div class="log">{"".join(parts)}</div>'
+
+
+def replica_html(i: int, r: Replica, s: State, prev: State | None, step: int, broken: bool) -> str:
+    classes = ["cell"]
+    changed = prev is not None and prev.replicas[i] != r
+    if changed:
+        classes.append("changed")
+    if broken:
+        classes.append("broken")
+    in_isr = bool(s.ctrl_isr >> i & 1)
+    isr = (
+        f'<span class="isr {"in" if in_isr else "out"}">{"ISR" if in_isr else "not in ISR"}</span>'
+    )
+    if not r.alive:
+        classes.append("down")
+        crashed_now = prev is not None and prev.replicas[i].alive
+        note = '<div class="crash-note">&#10005; crashed</div>' if crashed_now else ""
+        body = (
+            f'{note}<div class="role">DOWN</div>{log_html(r, show_hw=False)}'
+            f'<div class="nums">on disk: LEO {len(r.log)}, ckpt {r.hw_checkpoint}</div>{isr}'
+        )
+    else:
+        if r.leader == i:
+            role, role_class = f"leader e{r.epoch}", "leader"
+            if r.isr:
+                role += " isr{" + ",".join(f"r{m}" for m in members(r.isr)) + "}"
+        elif r.leader == NO_LEADER:
+            role, role_class = f"no leader e{r.epoch}", "none"
+        else:
+            role, role_class = f"follows r{r.leader} e{r.epoch}", "follower"
+        restarted = prev is not None and not prev.replicas[i].alive
+        note = '<div class="crash-note">restarted</div>' if restarted else ""
+        body = (
+            f'{note}<div class="role {role_class}">{escape(role)}</div>{log_html(r)}'
+            f'<div class="nums">HW {r.hw} &middot; LEO {len(r.log)}</div>{isr}'
+        )
+    return f'<td class="{" ".join(classes)}" data-step="{step}" data-replica="{i}">{body}</td>'
+
+
+def render_steps(
+    config: Config,
+    steps: Sequence[tuple[Action | None, State]],
+    *,
+    title: str,
+    verdict: str,
+    verdict_class: str,
+    broken_step: int | None,
+) -> str:
+    """The page for a list of (action, state) steps."""
+    n = config.replicas
+    heads, lanes, ctrl, rows = [], [[] for _ in range(n)], [], []
+    prev: State | None = None
+    for step, (action, s) in enumerate(steps):
+        broken = step == broken_step
+        cls = ' class="broken"' if broken else ""
+        name = escape(action.name if action else "initial")
+        heads.append(f'<th data-step="{step}"{cls}>{step}<br><small>{name}</small></th>')
+        for i, r in enumerate(s.replicas):
+            lanes[i].append(replica_html(i, r, s, prev, step, broken))
+        committed = " ".join(map(record_name, s.committed)) or "nothing"
+        changed = prev is not None and controller_cell(prev) != controller_cell(s)
+        ccls = "cell" + (" changed" if changed else "") + (" broken" if broken else "")
+        ctrl.append(
+            f'<td class="{ccls}" data-step="{step}"><div class="role">'
+            f"{escape(controller_cell(s))}</div>"
+            f'<div class="nums">committed: {escape(committed)}</div></td>'
+        )
+        changes = state_changes(prev, s) if prev is not None else ["initial state"]
+        items = "".join(f"<li>{escape(c)}</li>" for c in changes)
+        text = describe_action(action) if action else "initial state"
+        row_class = "step-row broken" if broken else "step-row"
+        rows.append(
+            f'<tr class="{row_class}" data-step="{step}"><td>{step}</td>'
+            f'<td class="action">{escape(text)}</td><td><ul>{items}</ul></td></tr>'
+        )
+        prev = s
+    body_rows = [
+        f'<tr class="lane" data-replica="{i}"><th>r{i}</th>{"".join(cells)}</tr>'
+        for i, cells in enumerate(lanes)
+    ]
+    body_rows.append(f'<tr class="lane controller"><th>controller</th>{"".join(ctrl)}</tr>')
+    epochs = sorted({record_epoch(x) for _, s in steps for r in s.replicas for x in r.log})
+    legend = "".join(
+        f'<span class="rec" style="background:{epoch_colour(e)}">epoch {e}</span>' for e in epochs
+    )
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{escape(title)}</title>
+<style>{STYLE}</style>
+</head>
+<body>
+<header>
+<h1>{escape(title)}</h1>
+<div class="config">{escape(config.describe())}</div>
+<p id="verdict" class="verdict {verdict_class}">{escape(verdict)}</p>
+<div class="legend">records by the epoch they were written in: {legend}
+<span class="mark hw"></span>HW &nbsp; <span class="mark leo"></span>LEO &nbsp;
+<span class="mark hw leo"></span>HW = LEO &nbsp;
+blue outline: changed at this step; red: the invariant breaks here</div>
+</header>
+<main class="layout">
+<section class="timeline" id="timeline">
+<table class="lanes">
+<thead><tr><th>step</th>{"".join(heads)}</tr></thead>
+<tbody>
+{chr(10).join(body_rows)}
+</tbody>
+</table>
+</section>
+<section class="steps">
+<table id="step-table">
+<thead><tr><th>step</th><th>action</th><th>what changed</th></tr></thead>
+<tbody>
+{chr(10).join(rows)}
+</tbody>
+</table>
+</section>
+</main>
+<script>{SCRIPT}</script>
+</body>
+</html>
+"""
+
+
+def render_html(result: ReplayResult) -> str:
+    """The page for a replayed trace: its steps, the violation, or where it diverged."""
+    trace = result.trace
+    inv = result.invariant
+    title = f"replcheck: counterexample to {inv}" if inv else "replcheck: trace"
+    if result.divergence is not None:
+        div = result.divergence
+        verdict, cls = f"The trace diverges at step {div.step}: {div.reason}", "diverged"
+    elif inv is not None and result.broken_step is not None:
+        message = result.message or result.first_violated[inv][1]
+        verdict = f"{inv} is violated at step {result.broken_step}: {message}"
+        cls = "violated"
+    else:
+        verdict, cls = "No invariant is violated along this trace.", "ok"
+    return render_steps(
+        trace.config,
+        result.steps,
+        title=title,
+        verdict=verdict,
+        verdict_class=cls,
+        broken_step=result.broken_step,
+    )
