@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import json
 
-import networkx as nx
 import pytest
 
-from checker.bfs import bfs
-from checker.cli import main
-from checker.graph import build_graph, graph_facts, to_dot
-from invariants import INVARIANTS
-from model import KafkaReplication, make_config
-from traces.load import parse_action
-from traces.replay import execute
+nx = pytest.importorskip("networkx", reason="networkx is not installed")
+
+from checker.bfs import bfs  # noqa: E402
+from checker.cli import main  # noqa: E402
+from checker.graph import build_graph, graph_facts, to_dot  # noqa: E402
+from invariants import INVARIANTS  # noqa: E402
+from model import KafkaReplication, make_config  # noqa: E402
+from traces.load import parse_action  # noqa: E402
+from traces.replay import execute  # noqa: E402
 
 SMALL = dict(mode="hw", replicas=2, records=1, epochs=2, crashes=1)
 SMALL_FLAGS = ["--records", "1", "--epochs", "2", "--crashes", "1"]

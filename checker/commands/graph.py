@@ -16,13 +16,13 @@ from checker.cli import (
     config_from_args,
     positive_int,
 )
-from checker.graph import FORMATS, TooManyStates, build_graph, graph_facts, write_graph
 from invariants import select
 from model.kafka import KafkaReplication
 
 NAME = "graph"
 ORDER = 50
 DEFAULT_MAX_STATES = 50_000
+FORMATS = (".graphml", ".dot", ".json")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -64,6 +64,10 @@ def run(args: argparse.Namespace) -> int:
     if suffix not in FORMATS:
         raise UsageError(f"--out {args.out}: expected a name ending in {', '.join(FORMATS)}")
     check_writable(args.out, "--out")
+    try:  # networkx is imported here so the other commands work without it
+        from checker.graph import TooManyStates, build_graph, graph_facts, write_graph
+    except ImportError:
+        raise UsageError("replcheck graph needs networkx (pip install networkx)") from None
     config = config_from_args(args)
     invariants = select(args.invariant)
     try:
