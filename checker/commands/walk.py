@@ -1,0 +1,403 @@
+"""``replcheck walk``: seeded random walks as a Spark job, for bounds BFS cannot exhaust."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from checker.cli import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_VIOLATION,
+    UsageError,
+    add_invariant_args,
+    add_model_args,
+    config_from_args,
+    positive_int,
+)
+from checker.report import table
+from checker.walk import END_DEADLOCK, END_DEPTH, END_VIOLATION, KINDS
+from invariants import Invariant, select
+from model.config import Config
+from model.interface import Action
+from model.kafka import KafkaReplication
+from traces.itf import trace_to_itf, write_itf
+from traces.replay import NotEnabled, execute
+from traces.text import format_trace
+
+NAME = "walk"
+ORDER = 25
+PARQUET = "walks.parquet"
+SUMMARY = "summary.json"
+
+
+def nonnegative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def spark_conf(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key.strip(), value
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        NAME,
+        help="seeded random walks on Spark (local[*] or a cluster) for bounds BFS cannot exhaust",
+        description="Run many seeded random walks from the initial state, checking the "
+        "invariants after every step, as a Spark job (local[*] by default, or --master "
+        "spark://host:7077, or under spark-submit).  Walk i of seed S is always the same walk, "
+        "however the walks are split.  Violations are replayed on the driver, shrunk when "
+        "traces.shrink is available, and printed (and written as ITF with --out).",
+    )
+    add_model_args(p)
+    g = p.add_argument_group("walks")
+    add_invariant_args(g)
+    g.add_argument("--walks", type=positive_int, default=10_000, metavar="N", help="walks in all")
+    g.add_argument(
+        "--depth", type=positive_int, default=100, metavar="D", help="steps per walk at most"
+    )
+    g.add_argument(
+        "--seed", type=nonnegative_int, default=0, metavar="S", help="seed of walk 0..N-1"
+    )
+    g.add_argument(
+        "--swarm",
+        action="store_true",
+        help="swarm testing: each walk draws its own weights over action kinds (each kind "
+        "switched off with probability 1/2)",
+    )
+    g.add_argument(
+        "--no-symmetry",
+        action="store_true",
+        help="count distinct states without symmetry reduction (walks are unchanged)",
+    )
+    g.add_argument(
+        "--no-shrink", action="store_true", help="export violating walks as found, unshrunk"
+    )
+    s = p.add_argument_group("spark")
+    s.add_argument(
+        "--master",
+        metavar="URL",
+        help="Spark master: local[*] (default), local[N], spark://host:7077, yarn...; under "
+        "spark-submit its --master is used",
+    )
+    s.add_argument(
+        "--partitions",
+        type=positive_int,
+        metavar="P",
+        help="Spark tasks the walks are split into (default: 4 per core, at most one per walk)",
+    )
+    s.add_argument(
+        "--spark-conf",
+        action="append",
+        type=spark_conf,
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra Spark setting (repeatable), e.g. spark.driver.memory=4g",
+    )
+    o = p.add_argument_group("output")
+    o.add_argument(
+        "--out",
+        metavar="DIR",
+        help=f"write each invariant's shortest counterexample (ITF), {PARQUET} (one row per "
+        f"walk) and {SUMMARY} to DIR (created if missing)",
+    )
+    o.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    o.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def check_out_dir(path: str) -> None:
+    """Fail before the job, not after it, if --out cannot be written."""
+    if os.path.exists(path):
+        if not os.path.isdir(path):
+            raise UsageError(f"--out {path}: exists and is not a folder")
+        if not os.access(path, os.W_OK):
+            raise UsageError(f"--out {path}: folder is not writable")
+        return
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise UsageError(f"--out {path}: folder {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"--out {path}: folder {parent} is not writable")
+
+
+# -------------------------------------------------------------- counterexamples
+
+
+@dataclass
+class Counterexample:
+    invariant: str
+    message: str
+    walk_id: int
+    walk_steps: int  # actions in the violating walk as found
+    steps: list[tuple[Action | None, Any]]  # the (possibly shrunk) trace, initial state first
+    shrunk: str  # "shrunk", "not shrunk (...)" or "shrink disabled"
+    trace_file: str | None = None
+
+    @property
+    def length(self) -> int:
+        """States in the trace, the initial one included (as ``check`` counts)."""
+        return len(self.steps)
+
+
+def _load_shrink():
+    try:
+        from traces.shrink import shrink
+    except ImportError:
+        return None
+    return shrink
+
+
+def _violation_prefix(steps, inv: Invariant):
+    """The trace up to its first state violating ``inv``, and the message; None if none."""
+    for k, (_, state) in enumerate(steps):
+        message = inv(state)
+        if message is not None:
+            return steps[: k + 1], message
+    return None
+
+
+def rebuild(
+    config: Config,
+    inv: Invariant,
+    walk_id: int,
+    walk_steps: int,
+    path: list[Action],
+    message: str,
+    use_shrink: bool,
+) -> Counterexample:
+    """Replay a violating walk on the driver, shrink it if the shrinker exists."""
+    model = KafkaReplication(config)
+    steps = execute(model, path)
+    found = _violation_prefix(steps, inv)
+    if found is None:  # pragma: no cover - the walk saw this violation on this very path
+        raise RuntimeError(f"walk {walk_id} does not violate {inv.id} when replayed")
+    steps, message = found
+    status = "shrink disabled"
+    if use_shrink:
+        shrink = _load_shrink()
+        if shrink is None:
+            status = "not shrunk (traces.shrink is not available)"
+        else:
+            try:
+                smaller = shrink(model, [a for a, _ in steps[1:]], inv.id)
+                again = _violation_prefix(execute(model, smaller), inv)
+            except (NotEnabled, ValueError, KeyError, RuntimeError) as exc:
+                again, status = None, f"not shrunk (shrinker failed: {exc})"
+            else:
+                if again is None:
+                    status = "not shrunk (the shrunk trace did not violate the invariant)"
+            if again is not None:
+                steps, message = again
+                status = "shrunk"
+    return Counterexample(inv.id, message, walk_id, walk_steps, steps, status)
+
+
+# ------------------------------------------------------------------------ run
+
+
+def run(args: argparse.Namespace) -> int:
+    config = config_from_args(args)
+    invariants = select(args.invariant)
+    if args.out:
+        check_out_dir(args.out)
+    if args.master is not None and not args.master.strip():
+        raise UsageError("--master: give a Spark master URL, e.g. local[*] or spark://host:7077")
+
+    from checker import spark_walk  # Spark is only needed here
+
+    started = time.monotonic()
+    reused = spark_walk.active_session() is not None  # e.g. a notebook's: leave it running
+    try:
+        spark = spark_walk.start_session(args.master, conf=args.spark_conf)
+    except spark_walk.SparkUnavailable as exc:
+        raise UsageError(str(exc)) from None
+    startup = time.monotonic() - started
+    try:
+        return _run_job(spark, spark_walk, args, config, invariants, started, startup)
+    except KeyboardInterrupt:
+        print("replcheck: interrupted; the Spark job was cancelled", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        if not reused:
+            with contextlib.suppress(Exception):  # the JVM may already be gone after Ctrl-C
+                spark.stop()
+
+
+def _run_job(spark, spark_walk, args, config, invariants, started, startup) -> int:
+    master = spark.sparkContext.master
+    partitions = args.partitions or spark_walk.default_partitions(spark, args.walks)
+    partitions = min(partitions, args.walks)
+    job = spark_walk.WalkJob(
+        config,
+        walks=args.walks,
+        depth=args.depth,
+        seed=args.seed,
+        partitions=partitions,
+        swarm=args.swarm,
+        invariant_ids=[inv.id for inv in invariants],
+        symmetry=not args.no_symmetry,
+    )
+    if not args.quiet:
+        print(
+            f"replcheck walk: {args.walks:,} walks on {master} in {partitions} tasks "
+            f"(Spark started in {startup:.1f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
+    if args.quiet:
+        df, job_seconds = spark_walk.run_walks(spark, job)
+    else:
+        with spark_walk.ProgressReporter(spark, args.walks, partitions):
+            df, job_seconds = spark_walk.run_walks(spark, job)
+    summary = spark_walk.aggregate(df, job, job_seconds)
+
+    by_id = {inv.id: inv for inv in invariants}
+    examples: dict[str, Counterexample] = {}
+    for inv in invariants:  # registry order: the most important first
+        if inv.id in summary.shortest:
+            walk_steps, walk_id, path, message = summary.shortest[inv.id]
+            examples[inv.id] = rebuild(
+                config, by_id[inv.id], walk_id, walk_steps, path, message, not args.no_shrink
+            )
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        for ex in examples.values():
+            ex.trace_file = os.path.join(args.out, f"{ex.invariant}.itf.json")
+            write_itf(ex.trace_file, trace_to_itf(config, ex.steps, ex.invariant, ex.message))
+        df.write.mode("overwrite").parquet(os.path.join(args.out, PARQUET))
+    df.unpersist()
+    seconds = time.monotonic() - started
+
+    doc = to_json(config, args, summary, examples, invariants, master, seconds, startup)
+    if args.out:
+        with open(os.path.join(args.out, SUMMARY), "w", encoding="utf-8") as fh:
+            json.dump(doc, fh, indent=2)
+            fh.write("\n")
+    if args.json:
+        print(json.dumps(doc, indent=2))
+    else:
+        print_text(config, args, summary, examples, invariants, doc)
+    return EXIT_VIOLATION if examples else EXIT_OK
+
+
+# --------------------------------------------------------------------- output
+
+
+def to_json(config, args, summary, examples, invariants, master, seconds, startup) -> dict:
+    first = next(iter(examples.values()), None)
+    job = summary.job_seconds
+    return {
+        "result": "violated" if examples else "not violated",
+        "invariant": first.invariant if first else None,
+        "message": first.message if first else None,
+        "walks": summary.walks,
+        "steps": summary.steps,
+        "violations": {inv.id: summary.violations.get(inv.id, 0) for inv in invariants},
+        "shortest_trace_length": min((ex.length for ex in examples.values()), default=None),
+        "counterexamples": {
+            ex.invariant: {
+                "message": ex.message,
+                "walk": ex.walk_id,
+                "walk_steps": ex.walk_steps,
+                "trace_length": ex.length,
+                "shrink": ex.shrunk,
+                "trace_file": ex.trace_file,
+            }
+            for ex in examples.values()
+        },
+        "ends": summary.ends,
+        "action_counts": summary.action_counts,
+        "never_fired": summary.never_fired,
+        "distinct_states_approx": summary.distinct_states_approx,
+        "seconds": round(seconds, 3),
+        "job_seconds": round(job, 3),
+        "spark_startup_seconds": round(startup, 3),
+        "steps_per_second": round(summary.steps / job) if job > 0 else None,
+        "master": master,
+        "partitions": summary.partitions,
+        "seed": args.seed,
+        "depth": args.depth,
+        "swarm": args.swarm,
+        "symmetry": not args.no_symmetry,
+        "mode": config.mode,
+        "config": config.to_dict(),
+        "out": args.out,
+    }
+
+
+def print_text(config, args, summary, examples, invariants, doc) -> None:
+    print(f"replcheck walk: {config.describe()}")
+    choice = "swarm" if args.swarm else "uniform"
+    print(
+        f"{summary.walks:,} walks ({choice}, depth <= {args.depth}, seed {args.seed}) on "
+        f"{doc['master']} in {summary.partitions} tasks: {summary.steps:,} steps in "
+        f"{summary.job_seconds:.1f} s ({doc['steps_per_second'] or 0:,} steps/s); "
+        f"{doc['seconds']:.1f} s in all"
+    )
+    ends = summary.ends
+    print(
+        f"walks ended: {ends.get(END_DEPTH, 0):,} at depth {args.depth}, "
+        f"{ends.get(END_DEADLOCK, 0):,} with nothing enabled, "
+        f"{ends.get(END_VIOLATION, 0):,} at a violation"
+    )
+    print(
+        f"distinct states seen: ~{summary.distinct_states_approx:,} "
+        f"(approx_count_distinct over {'symmetry-reduced ' if not args.no_symmetry else ''}"
+        "fingerprints)"
+    )
+    print()
+    cells = {}
+    rows = [inv.id for inv in invariants]
+    for r in rows:
+        n = summary.violations.get(r, 0)
+        cells[(r, "violating walks")] = f"{n:,}" if n else "none"
+        ex = examples.get(r)
+        cells[(r, "shortest")] = (
+            f"walk {ex.walk_id}: {ex.walk_steps} steps -> trace of {ex.length} states"
+            if ex
+            else "-"
+        )
+    print(table(rows, ["violating walks", "shortest"], cells))
+    print()
+    counts = summary.action_counts
+    total = sum(counts.values()) or 1
+    print("action coverage: " + ", ".join(f"{k} {100 * counts[k] / total:.1f}%" for k in KINDS))
+    never = summary.never_fired
+    print(f"never fired: {', '.join(never) if never else 'none'}")
+
+    first = next(iter(examples.values()), None)
+    if first is not None:
+        print()
+        print(
+            f"Shortest counterexample to {first.invariant} ({first.length} states, from walk "
+            f"{first.walk_id}; {first.shrunk}):"
+        )
+        for line in format_trace(first.steps):
+            print(line)
+        print(f"=> {first.invariant} violated: {first.message}")
+        if len(examples) > 1:
+            others = ", ".join(ex.invariant for ex in list(examples.values())[1:])
+            print(f"(also violated: {others})")
+        print("note: a walk stops at its first violation; narrow with --invariant ID")
+    if args.out:
+        print()
+        for ex in examples.values():
+            print(f"trace written to {ex.trace_file} (ITF JSON)")
+        print(f"per-walk results written to {os.path.join(args.out, PARQUET)} (Parquet)")
+    print()
+    print(f"result: {doc['result']}")
