@@ -13,8 +13,11 @@ the rest of replcheck runs without pyspark or Java.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -263,14 +266,73 @@ def walk_dataframe(spark, job: WalkJob):
     return spark.createDataFrame(rdd, schema(), verifySchema=False)
 
 
+class JobFailed(Exception):
+    """The Spark job failed (not cancelled): one line saying why."""
+
+
 def run_walks(spark, job: WalkJob):
-    """Run the walks (the Spark job proper) into a cached DataFrame; returns it and seconds."""
+    """Run the walks (the Spark job proper) into a cached DataFrame; returns it and seconds.
+
+    Ctrl-C cancels the job and raises KeyboardInterrupt; a failed job raises JobFailed.
+    """
     from pyspark import StorageLevel
 
     df = walk_dataframe(spark, job).persist(StorageLevel.MEMORY_AND_DISK)
     start = time.monotonic()
-    df.count()  # everything after this reads the cache
+    with cancel_on_interrupt(spark) as interrupted:
+        try:
+            df.count()  # everything after this reads the cache
+        except Exception as exc:
+            if interrupted.is_set():
+                raise KeyboardInterrupt from None
+            raise JobFailed(failure_line(exc)) from None
+    if interrupted.is_set():
+        raise KeyboardInterrupt
     return df, time.monotonic() - start
+
+
+@contextlib.contextmanager
+def cancel_on_interrupt(spark):
+    """While the driver waits for a job, Ctrl-C cancels Spark's jobs from another thread.
+
+    PySpark's own handler cancels from inside the interrupted Py4J call, which
+    re-enters the gateway connection and prints tracebacks; here the main thread
+    keeps waiting until the cancelled job returns, then raises KeyboardInterrupt.
+    """
+    interrupted = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield interrupted
+        return
+    sc = spark.sparkContext
+
+    def cancel() -> None:
+        with contextlib.suppress(Exception):
+            sc.setLogLevel("OFF")  # killed tasks and workers are expected now
+            sc.cancelAllJobs()
+
+    def on_sigint(signum, frame) -> None:
+        if interrupted.is_set():
+            raise KeyboardInterrupt  # a second Ctrl-C: stop waiting
+        interrupted.set()
+        print("replcheck: cancelling the Spark job...", file=sys.stderr, flush=True)
+        threading.Thread(target=cancel, name="replcheck-cancel", daemon=True).start()
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield interrupted
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def failure_line(exc: BaseException) -> str:
+    """The most useful line of a Spark failure (the Python error behind it, if any)."""
+    text = str(exc)
+    found = re.findall(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception): .+)$", text, re.M)
+    python = [f for f in found if not f.startswith(("Py4JJavaError", "SparkException"))]
+    if python:
+        return python[-1].strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
 
 
 def run_job(spark, job: WalkJob):
@@ -328,10 +390,15 @@ def aggregate(df, job: WalkJob, job_seconds: float = 0.0) -> SparkSummary:
     )
 
 
-def default_partitions(spark, walks: int) -> int:
-    """Four tasks per core (load balance, a moving progress bar), at most one per walk."""
+STEPS_PER_TASK = 200_000  # a few seconds of walking: small next to a task's cost, fine-grained
+
+
+def default_partitions(spark, walks: int, depth: int) -> int:
+    """At least four tasks per core (load balance, progress), more for long jobs so each
+    task walks about STEPS_PER_TASK steps at most; never more tasks than walks."""
     cores = spark.sparkContext.defaultParallelism
-    return max(1, min(walks, 4 * cores))
+    by_size = -(-walks * depth // STEPS_PER_TASK)
+    return max(1, min(walks, max(4 * cores, by_size)))
 
 
 class ProgressReporter:
@@ -371,7 +438,7 @@ class ProgressReporter:
                         running += info.numActiveTasks
             except Exception:  # the session is going away (Ctrl-C, shutdown)
                 return
-            if self._stop.is_set() or (done, running) == self._last:
+            if self._stop.is_set() or (done, running) == self._last or done + running == 0:
                 continue
             self._last = (done, running)
             seconds = time.monotonic() - self._start

@@ -229,6 +229,8 @@ def run(args: argparse.Namespace) -> int:
     startup = time.monotonic() - started
     try:
         return _run_job(spark, spark_walk, args, config, invariants, started, startup)
+    except spark_walk.JobFailed as exc:
+        raise UsageError(f"the Spark job failed: {exc}") from None
     except KeyboardInterrupt:
         print("replcheck: interrupted; the Spark job was cancelled", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -240,7 +242,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_job(spark, spark_walk, args, config, invariants, started, startup) -> int:
     master = spark.sparkContext.master
-    partitions = args.partitions or spark_walk.default_partitions(spark, args.walks)
+    partitions = args.partitions or spark_walk.default_partitions(spark, args.walks, args.depth)
     partitions = min(partitions, args.walks)
     job = spark_walk.WalkJob(
         config,
