@@ -57,7 +57,8 @@ class SearchResult:
 
     ``complete`` (every reachable state was visited), ``all-violated`` (stopped
     because every checked invariant already had a counterexample),
-    ``max-states`` (stopped at the bound) or ``interrupted`` (Ctrl-C).
+    ``max-states`` (stopped at the bound), ``timeout`` (stopped at the time limit)
+    or ``interrupted`` (Ctrl-C).
     """
 
     status: str
@@ -90,6 +91,7 @@ def bfs(
     *,
     symmetry: bool = True,
     max_states: int | None = None,
+    time_limit: float | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     progress_every: float = 3.0,
 ) -> SearchResult:
@@ -106,6 +108,7 @@ def bfs(
     pending = list(invariants)
     frontier: list[tuple[int, Hashable]] = []
     transitions = 0
+    expanded = 0
     depth = 0
     status = "complete"
 
@@ -127,6 +130,7 @@ def bfs(
 
     next_report = start + progress_every
     actions, next_state = model.actions, model.next_state
+    deadline = start + time_limit if time_limit is not None else 0.0
     try:
         while frontier and pending:
             if max_states is not None and len(parent) >= max_states:
@@ -144,15 +148,21 @@ def bfs(
                     parent[fp] = parent_fp
                     next_level.append((fp, succ))
                     check(fp, succ)
-                if on_progress is not None and transitions & 0x3FF == 0:
+                expanded += 1
+                if expanded & 0xFF == 0 and (on_progress is not None or deadline):
                     now = time.monotonic()
-                    if now >= next_report:
+                    if deadline and now >= deadline:
+                        status = "timeout"
+                        break
+                    if on_progress is not None and now >= next_report:
                         next_report = now + progress_every
                         on_progress(
                             Progress(len(parent), len(next_level), depth, now - start, len(found))
                         )
                 if max_states is not None and len(parent) >= max_states:
                     break
+            if status == "timeout":
+                break
             frontier = next_level
             if not next_level:
                 depth -= 1  # the last level produced nothing new
