@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from html import escape
 from typing import Any
 
-from checker.bfs import SearchResult
+from checker.bfs import SearchResult, Violation
 from invariants import Invariant
 from model.config import Config
+from traces.text import describe_action
 
 
 def result_word(result: SearchResult) -> str:
@@ -81,3 +83,66 @@ def table(rows: Sequence[str], columns: Sequence[str], cells: dict[tuple[str, st
     lines = [fmt.format(*header), fmt.format(*("-" * w for w in widths))]
     lines += [fmt.format(*line) for line in body]
     return "\n".join(line.rstrip() for line in lines)
+
+
+def markdown_table(
+    rows: Sequence[str], columns: Sequence[str], cells: dict[tuple[str, str], str]
+) -> str:
+    """The same table as :func:`table`, as GitHub-flavoured Markdown."""
+    lines = ["| invariant | " + " | ".join(columns) + " |"]
+    lines.append("|---" * (len(columns) + 1) + "|")
+    for row in rows:
+        lines.append(f"| `{row}` | " + " | ".join(cells[(row, c)] for c in columns) + " |")
+    return "\n".join(lines)
+
+
+def html_page(title: str, intro: str, tables: Sequence[tuple[str, str]]) -> str:
+    """A self-contained HTML page of (heading, Markdown-free table HTML) sections."""
+    body = "\n".join(f"<h2>{escape(h)}</h2>\n{t}" for h, t in tables)
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2em; color: #222; }}
+table {{ border-collapse: collapse; margin: 1em 0; }}
+th, td {{ border: 1px solid #ccc; padding: .35em .7em; text-align: left; }}
+th {{ background: #f4f4f4; }}
+td.violated {{ background: #fde2e1; color: #8a1c14; font-weight: 600; }}
+td.holds {{ background: #e3f5e1; color: #1d5c1a; }}
+code {{ font-family: ui-monospace, monospace; }}
+</style></head>
+<body><h1>{escape(title)}</h1><p>{escape(intro)}</p>
+{body}
+</body></html>
+"""
+
+
+def html_table(
+    rows: Sequence[str], columns: Sequence[str], cells: dict[tuple[str, str], str]
+) -> str:
+    head = "".join(f"<th>{escape(c)}</th>" for c in columns)
+    out = [f"<table><tr><th>invariant</th>{head}</tr>"]
+    for row in rows:
+        tds = []
+        for c in columns:
+            text = cells[(row, c)]
+            kind = "violated" if text.startswith("VIOLATED") else "holds"
+            tds.append(f'<td class="{kind}">{escape(text)}</td>')
+        out.append(f"<tr><td><code>{escape(row)}</code></td>{''.join(tds)}</tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def summarize_violation(violation: Violation) -> str:
+    """One sentence: the steps that lead to the violation, then what is broken."""
+    names = [describe_action(s.action) for s in violation.trace[1:] if s.action is not None]
+    compact: list[str] = []
+    for name in names:  # fold repeats: fetch(...) x2
+        if compact and compact[-1].split(" x")[0] == name:
+            head, _, count = compact[-1].partition(" x")
+            compact[-1] = f"{head} x{int(count or 1) + 1}"
+        else:
+            compact.append(name)
+    message = violation.message
+    if message[:2].istitle():  # "Committed ..." -> "committed ...", but keep "ISR ..."
+        message = message[0].lower() + message[1:]
+    return f"After {', '.join(compact)}: {message}."

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 
 from checker.bfs import SearchResult
 from checker.cli import (
@@ -13,12 +14,22 @@ from checker.cli import (
     UsageError,
     add_model_args,
     add_search_args,
+    check_writable,
     config_from_args,
 )
 from checker.commands.check import search, status_note
-from checker.report import cell, table, to_json
+from checker.report import (
+    cell,
+    html_page,
+    html_table,
+    markdown_table,
+    summarize_violation,
+    table,
+    to_json,
+)
 from invariants import select
 from model.config import MODES
+from traces.itf import trace_to_itf, write_itf
 
 NAME = "compare"
 ORDER = 20
@@ -38,6 +49,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_model_args(p, with_mode=False)
     add_search_args(p)
+    out = p.add_argument_group("output")
+    out.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    out.add_argument("--html", metavar="OUT.html", help="also write the table as an HTML page")
+    out.add_argument(
+        "--trace-dir",
+        metavar="DIR",
+        help="save every counterexample as DIR/<mode>.<invariant>.itf.json",
+    )
 
 
 def parse_modes(text: str) -> list[str]:
@@ -54,6 +73,10 @@ def run(args: argparse.Namespace) -> int:
     modes = parse_modes(args.modes)
     invariants = select(args.invariant)
     configs = {m: config_from_args(args, mode=m) for m in modes}
+    if args.html:
+        check_writable(args.html, "--html")
+    if args.trace_dir and not os.path.isdir(args.trace_dir):
+        raise UsageError(f"--trace-dir {args.trace_dir}: no such folder")
     results: dict[str, SearchResult] = {}
     for m in modes:
         results[m] = search(configs[m], args, label=f"[{m}] ")
@@ -61,7 +84,27 @@ def run(args: argparse.Namespace) -> int:
             break
     done = list(results)
     rows = [inv.id for inv in invariants]
-    if args.json:
+    cells = {(r, m): cell(results[m], r) for r in rows for m in done}
+    bounds = configs[modes[0]].describe().split(" ", 1)[1]
+    if args.trace_dir:
+        for m in done:
+            for v in results[m].violations.values():
+                path = os.path.join(args.trace_dir, f"{m}.{v.invariant}.itf.json")
+                steps = [(s.action, s.state) for s in v.trace]
+                write_itf(path, trace_to_itf(configs[m], steps, v.invariant, v.message))
+    if args.html:
+        page = html_page(
+            "replcheck compare", f"Bounds: {bounds}.", [("Verdicts", html_table(rows, done, cells))]
+        )
+        with open(args.html, "w", encoding="utf-8") as fh:
+            fh.write(page)
+    if args.markdown:
+        print(f"Bounds: `{bounds}`\n")
+        print(markdown_table(rows, done, cells))
+        for m in done:
+            for v in results[m].violations.values():
+                print(f"\n- **{m}**, `{v.invariant}`: {summarize_violation(v)}")
+    elif args.json:
         doc = {
             "modes": done,
             "config": {k: v for k, v in configs[modes[0]].to_dict().items() if k != "mode"},
@@ -73,10 +116,9 @@ def run(args: argparse.Namespace) -> int:
         }
         print(json.dumps(doc, indent=2))
     else:
-        bounds = configs[modes[0]].describe().split(" ", 1)[1]
         print(f"replcheck compare: {bounds}")
         print()
-        print(table(rows, done, {(r, m): cell(results[m], r) for r in rows for m in done}))
+        print(table(rows, done, cells))
         for m in done:
             note = status_note(results[m])
             if note:
