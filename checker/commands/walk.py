@@ -67,12 +67,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_model_args(p)
     g = p.add_argument_group("walks")
     add_invariant_args(g)
-    g.add_argument("--walks", type=positive_int, default=10_000, metavar="N", help="walks in all")
     g.add_argument(
-        "--depth", type=positive_int, default=100, metavar="D", help="steps per walk at most"
+        "--walks",
+        type=positive_int,
+        default=10_000,
+        metavar="N",
+        help="walks in all (default 10000)",
     )
     g.add_argument(
-        "--seed", type=nonnegative_int, default=0, metavar="S", help="seed of walk 0..N-1"
+        "--depth",
+        type=positive_int,
+        default=100,
+        metavar="D",
+        help="steps per walk at most (default 100)",
+    )
+    g.add_argument(
+        "--seed",
+        type=nonnegative_int,
+        default=0,
+        metavar="S",
+        help="seed: walk i of seed S is always the same walk (default 0)",
     )
     g.add_argument(
         "--swarm",
@@ -99,7 +113,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--partitions",
         type=positive_int,
         metavar="P",
-        help="Spark tasks the walks are split into (default: 4 per core, at most one per walk)",
+        help="Spark tasks the walks are split into (default: at least 4 per core, and about "
+        "200,000 steps per task for long jobs)",
     )
     s.add_argument(
         "--spark-conf",
