@@ -78,6 +78,13 @@ def add_model_args(p: argparse.ArgumentParser, with_mode: bool = True) -> None:
         default=None,
         help="a crash may lose the unflushed tail of the log",
     )
+    g.add_argument(
+        "--controller-failover",
+        action="store_true",
+        default=None,
+        help="the controller may fail over: a replica may miss LeaderAndIsr requests and "
+        "get only the current state",
+    )
 
 
 def add_invariant_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
@@ -122,6 +129,7 @@ def config_from_args(args: argparse.Namespace, mode: str | None = None) -> Confi
         "min_insync_replicas": args.min_isr,
         "unclean_election": args.unclean,
         "lossy_crash": args.lossy_crash,
+        "controller_failover": args.controller_failover,
     }
     overridden = {k: v for k, v in flags.items() if v is not None}
     if overridden:

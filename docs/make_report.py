@@ -50,7 +50,7 @@ NEGATIVE_CONTROLS = [
         "no-committed-data-loss",
     ),
 ]
-THREE_REPLICAS = dict(replicas=3, records=1, epochs=4, crashes=1)
+THREE_REPLICAS = dict(replicas=3, records=1, epochs=4, crashes=1, controller_failover=True)
 
 
 def _bounds(values: dict) -> str:
@@ -156,17 +156,16 @@ def build() -> dict[str, str]:
         ["kip320"],
         select(["no-committed-data-loss"]),
         note=(
-            "With a third replica, kip320 too can lose a committed (and acknowledged) "
-            "write in this model. The old leader never processes the LeaderAndIsr that "
-            "made another replica leader, so when it is elected again it does not count as "
-            "a new leader and keeps its followers' LEOs from the earlier epoch "
-            "(Partition.makeLeader resets them only for a new leader); one of those "
+            "With a third replica and a controller that may fail over, kip320 too can "
+            "lose a committed (and acknowledged) write in this model. The new controller "
+            "sends each broker only its current state, so the old leader never processes "
+            "the LeaderAndIsr that made another replica leader; elected again, it does not "
+            "count as a new leader and keeps its followers' LEOs from the earlier epoch "
+            "(Partition.makeLeader resets them only for a new leader). One of those "
             "followers has meanwhile truncated, and the HW advances over a record it no "
-            "longer has. The model delivers the controller's latest LeaderAndIsr, so a "
-            "replica may skip an intermediate one -- in ZooKeeper-era Kafka that needs the "
-            "controller to fail over between the two elections, since one controller "
-            "delivers its requests to a broker in order. This is a finding of the model, "
-            "not a reproduced Kafka bug."
+            "longer has. Without `controller_failover` (requests delivered in order) this "
+            "path does not exist. This is a finding of the model, not a reproduced Kafka "
+            "bug."
         ),
         tag="3-replicas.",
     )

@@ -136,14 +136,19 @@ def leader_in_isr(s: State) -> Verdict:
 
 
 def strong_isr(s: State) -> Verdict:
-    """Below the true leader's HW, every ISR member's log (on disk if down) is the leader's."""
+    """Below the true leader's HW, every settled ISR member holds the leader's records.
+
+    Members that are down, not yet told their role after a restart, or still
+    owing their epoch truncation are judged once they settle (a crashed member
+    that lost its tail is caught by the other invariants if it is elected).
+    """
     leader = true_leader(s)
     if leader < 0:
         return None
     lead = s.replicas[leader]
     committed = lead.log[: lead.hw]
     for m in members(s.ctrl_isr):
-        if m == leader:
+        if m == leader or not _settled(s.replicas[m]):
             continue
         log = s.replicas[m].log
         if log[: lead.hw] != committed:
@@ -181,7 +186,7 @@ INVARIANTS: tuple[Invariant, ...] = (
     Invariant("hw-le-leo", "HW <= LEO on every running replica", hw_le_leo),
     Invariant(
         "strong-isr",
-        "below the true leader's HW, every member of the controller's ISR holds the "
+        "below the true leader's HW, every settled member of the controller's ISR holds the "
         "leader's records",
         strong_isr,
     ),

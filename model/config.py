@@ -26,6 +26,8 @@ class Config:
 
     ``epochs`` is the highest leader epoch the controller may reach (the first
     leader has epoch 1); ``records`` and ``crashes`` count events in the whole run.
+    ``controller_failover``: the controller may fail over, and the new one sends
+    each broker only its current state, so a replica may miss LeaderAndIsr requests.
     """
 
     mode: str = "hw"
@@ -37,6 +39,7 @@ class Config:
     min_insync_replicas: int = 1
     unclean_election: bool = False
     lossy_crash: bool = False
+    controller_failover: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -56,6 +59,8 @@ class Config:
             parts.append("unclean")
         if self.lossy_crash:
             parts.append("lossy-crash")
+        if self.controller_failover:
+            parts.append("controller-failover")
         return " ".join(parts)
 
 
@@ -115,6 +120,7 @@ def make_config(values: dict[str, Any], where: str = "") -> Config:
     )
     out["unclean_election"] = _bool("unclean_election", out["unclean_election"], where)
     out["lossy_crash"] = _bool("lossy_crash", out["lossy_crash"], where)
+    out["controller_failover"] = _bool("controller_failover", out["controller_failover"], where)
     return Config(**out)
 
 

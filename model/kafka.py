@@ -44,6 +44,7 @@ ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     "crash": ("replica", "keep"),
     "restart": ("replica",),
     "deliver": ("replica",),
+    "deliver_latest": ("replica",),
     "notice_crash": ("replica", "new_leader"),
     "notice_restart": ("replica",),
     "elect": ("leader",),
@@ -58,7 +59,8 @@ ACTION_DOCS: dict[str, str] = {
     "checkpoint_hw": "broker writes its HW to the replication-offset checkpoint file",
     "crash": "broker process dies, keeping `keep` log entries (fewer on a lossy crash)",
     "restart": "broker restarts: reloads its log and its checkpointed HW",
-    "deliver": "a LeaderAndIsr request from the controller reaches a replica",
+    "deliver": "the next LeaderAndIsr request (in epoch order) reaches a replica",
+    "deliver_latest": "after a controller failover, a replica gets only the current state",
     "notice_crash": "controller sees a broker gone: new leader / smaller ISR, epoch bump",
     "notice_restart": "controller sees a broker back (and elects it if the partition is offline)",
     "elect": "controller moves leadership to another live ISR member (preferred election)",
@@ -113,6 +115,7 @@ class KafkaReplication:
                 crashes=0,
                 committed=(),
                 acked=0,
+                ctrl_history=((0, self.all_mask),),
                 replicas=tuple(replicas),
             )
         ]
@@ -133,8 +136,10 @@ class KafkaReplication:
         for i in self.ids:
             r = reps[i]
             if not r.alive:
-                # ref § Crash and restart: a crashed broker may come back.
-                yield Action("restart", (i,))
+                # ref § Crash and restart: a crashed broker may come back (with
+                # KIP-380, only once the controller has handled the crash).
+                if not (mode.controller_sees_bounces and s.ctrl_live >> i & 1):
+                    yield Action("restart", (i,))
                 if s.ctrl_live >> i & 1 and self._crash_notice_possible(s, i, can_bump):
                     for new_leader in self._failover_choices(s, i):
                         yield Action("notice_crash", (i, new_leader))
@@ -151,7 +156,15 @@ class KafkaReplication:
             if not s.ctrl_live >> i & 1:
                 yield Action("notice_restart", (i,))
             elif r.epoch < s.ctrl_epoch:
-                yield Action("deliver", (i,))
+                nxt = self._next_request(s, i)
+                if nxt:
+                    yield Action("deliver", (i,))
+                    if (
+                        cfg.controller_failover
+                        and nxt < s.ctrl_epoch
+                        and self._takes_effect(s, i, s.ctrl_epoch)
+                    ):
+                        yield Action("deliver_latest", (i,))
 
             if r.leader == i:  # believes it is the leader
                 if s.written < cfg.records and (
@@ -340,9 +353,7 @@ class KafkaReplication:
             isr = isr & ~(1 << i) or isr
         if new_leader == s.ctrl_leader and isr == s.ctrl_isr:
             return s.replace(ctrl_live=live)
-        return s.replace(
-            ctrl_leader=new_leader, ctrl_epoch=s.ctrl_epoch + 1, ctrl_isr=isr, ctrl_live=live
-        )
+        return _new_epoch(s, new_leader, isr).replace(ctrl_live=live)
 
     def _do_notice_restart(self, s: State, i: int) -> State:
         """The controller sees the broker registered again (onBrokerStartup); an
@@ -351,32 +362,49 @@ class KafkaReplication:
         live = s.ctrl_live | (1 << i)
         offline = s.ctrl_leader == NO_LEADER and s.ctrl_epoch < self.config.epochs
         if offline and s.ctrl_isr >> i & 1:
-            return s.replace(
-                ctrl_leader=i,
-                ctrl_epoch=s.ctrl_epoch + 1,
-                ctrl_isr=s.ctrl_isr & live,
-                ctrl_live=live,
-            )
+            return _new_epoch(s, i, s.ctrl_isr & live).replace(ctrl_live=live)
         if offline and self.config.unclean_election:
-            return s.replace(
-                ctrl_leader=i, ctrl_epoch=s.ctrl_epoch + 1, ctrl_isr=1 << i, ctrl_live=live
-            )
+            return _new_epoch(s, i, 1 << i).replace(ctrl_live=live)
         return s.replace(ctrl_live=live)
 
     def _do_elect(self, s: State, c: int) -> State:
         """ref § Actors: leadership moves without a crash (preferred-leader election,
         controlled shutdown, a leader's expired ZooKeeper session); ISR unchanged."""
-        return s.replace(ctrl_leader=c, ctrl_epoch=s.ctrl_epoch + 1)
+        return _new_epoch(s, c, s.ctrl_isr)
 
     def _do_deliver(self, s: State, i: int) -> State:
         """ref § Actors: a LeaderAndIsr request arrives (ReplicaManager.becomeLeaderOrFollower).
 
-        Requests reach a replica late but in order, so delivering the controller's
-        current view covers a late one: an older request followed by idling is
-        the same interleaving with the delivery moved earlier.
+        One controller sends a broker its requests in order, and a broker
+        processes them in order: a running replica gets the next epoch's request
+        (after ignoring any that name a leader not alive in its metadata cache:
+        makeFollowers only changes partition state "when the leader is
+        available").  A broker that (re)started gets the current state.
         """
+        return self._apply_leader_and_isr(s, i, self._next_request(s, i))
+
+    def _next_request(self, s: State, i: int) -> int:
+        """The epoch of the next request that takes effect on replica ``i`` (0: none)."""
         r = s.replicas[i]
-        epoch, leader = s.ctrl_epoch, s.ctrl_leader
+        if r.epoch == 0:
+            return s.ctrl_epoch if self._takes_effect(s, i, s.ctrl_epoch) else 0
+        for epoch in range(r.epoch + 1, s.ctrl_epoch + 1):
+            if self._takes_effect(s, i, epoch):
+                return epoch
+        return 0
+
+    def _takes_effect(self, s: State, i: int, epoch: int) -> bool:
+        leader = s.ctrl_history[epoch - 1][0]
+        return leader == i or (leader != NO_LEADER and bool(s.ctrl_live >> leader & 1))
+
+    def _do_deliver_latest(self, s: State, i: int) -> State:
+        """A new controller (after a failover) sends each broker only its current
+        state; the requests the old controller had queued are lost."""
+        return self._apply_leader_and_isr(s, i, s.ctrl_epoch)
+
+    def _apply_leader_and_isr(self, s: State, i: int, epoch: int) -> State:
+        r = s.replicas[i]
+        leader, isr = s.ctrl_history[epoch - 1]
         was_leader = r.leader == i
         if leader == i:
             # Partition.makeLeader: a new leader forgets its followers' LEOs.
@@ -391,7 +419,7 @@ class KafkaReplication:
                 epoch=epoch,
                 leader=i,
                 hw=hw,
-                isr=s.ctrl_isr,
+                isr=isr,
                 remote_leo=remote,
                 truncation=TRUNCATED,
                 unwritten_epoch=unwritten,
@@ -405,7 +433,7 @@ class KafkaReplication:
         # reports a change -- a new leader (0.10-2.0), or a new leader or epoch
         # (2.1) -- and the leader is alive in the metadata cache.
         changed = leader != r.leader or (self.mode.fenced_by_epoch and epoch != r.epoch)
-        if changed and leader != NO_LEADER and s.ctrl_live >> leader & 1:
+        if changed:
             if self.mode.epoch_truncation is None:
                 r = _truncate(r, r.hw, False)  # 0.10 makeFollowers: truncate to the own HW
                 truncation = TRUNCATED
@@ -471,6 +499,16 @@ class KafkaReplication:
         if r.hw > known and r.log[:known] == s.committed:
             return s.replace(committed=r.log[: r.hw])
         return s
+
+
+def _new_epoch(s: State, leader: int, isr: int) -> State:
+    """The controller writes a new LeaderAndIsr: the next leader epoch (ref § Actors)."""
+    return s.replace(
+        ctrl_leader=leader,
+        ctrl_epoch=s.ctrl_epoch + 1,
+        ctrl_isr=isr,
+        ctrl_history=s.ctrl_history + ((leader, isr),),
+    )
 
 
 def _latest_epoch(r: Replica) -> int:

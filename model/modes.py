@@ -150,6 +150,12 @@ class Mode:
     # the HW above the LEO until the next fetch response (verified in their
     # sources); current Kafka (UnifiedLog.truncateTo) lowers it.
     truncation_lowers_hw: bool = False
+    # KIP-380 (2.2): a restarting broker registers with a new broker epoch, so the
+    # controller always handles the crash before the broker gets a role again.
+    # Before it, a quick bounce could go unnoticed (the broker's ZooKeeper node
+    # reappears; cf. KAFKA-1120) and the broker rejoin in its old epoch, still in
+    # the ISR -- the seeds' data-loss scenario relies on that.
+    controller_sees_bounces: bool = False
     summary: str = ""
 
 
@@ -174,12 +180,13 @@ MODES: dict[str, Mode] = {
     ),
     "kip320": Mode(
         "kip320",
-        "2.1 and later",
+        "2.1 and later (as Kafka runs today)",
         epoch_truncation=kip279_offset,
         fenced_by_epoch=True,
         leader_caches_epoch=True,
         exits_on_out_of_range=False,
         truncation_lowers_hw=True,
+        controller_sees_bounces=True,
         summary="as kip279, plus epoch fencing of fetches and the new leader's epoch entry",
     ),
 }

@@ -90,6 +90,9 @@ class State(NamedTuple):
     crashes: int  # crashes so far
     committed: tuple[int, ...]  # ghost: each offset's record once the true leader's HW passed it
     acked: int  # ghost: record ids acknowledged to the producer, bitmask
+    # (leader, ISR) of the LeaderAndIsr the controller sent for each epoch, oldest
+    # first: entry e-1 is epoch e.  Replicas receive these in order.
+    ctrl_history: tuple[tuple[int, int], ...]
     replicas: tuple[Replica, ...]
 
     def replace(self, **changes: object) -> State:

@@ -74,6 +74,10 @@ def rename(s: State, order: tuple[int, ...]) -> State:
         ctrl_leader=position[leader] if leader != NO_LEADER else NO_LEADER,
         ctrl_isr=table[s.ctrl_isr],
         ctrl_live=table[s.ctrl_live],
+        ctrl_history=tuple(
+            (position[lead] if lead != NO_LEADER else NO_LEADER, table[isr])
+            for lead, isr in s.ctrl_history
+        ),
         replicas=tuple(replicas),
     )
 

@@ -52,6 +52,7 @@ def test_json_fields(capsys):
         "min_insync_replicas": 1,
         "unclean_election": False,
         "lossy_crash": False,
+        "controller_failover": False,
     }
     assert doc["invariants"]["hw-le-leo"] == "holds"
     assert doc["violations"]["no-committed-data-loss"]["trace_length"] == 9

@@ -42,6 +42,7 @@ def state(r0, r1, leader=0, epoch=1, isr=0b11, committed=(), acked=0):
         crashes=0,
         committed=tuple(committed),
         acked=acked,
+        ctrl_history=((0, 0b11),) * epoch,
         replicas=(r0, r1),
     )
 

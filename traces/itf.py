@@ -77,6 +77,10 @@ def state_to_itf(s: State) -> dict[str, Any]:
             "epoch": big(s.ctrl_epoch),
             "isr": _set(members(s.ctrl_isr)),
             "live": _set(members(s.ctrl_live)),
+            "requests": [
+                {"epoch": big(e), "leader": big(lead), "isr": _set(members(isr))}
+                for e, (lead, isr) in enumerate(s.ctrl_history, start=1)
+            ],
         },
         "replicas": replicas,
         "written": big(s.written),
