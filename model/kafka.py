@@ -377,9 +377,9 @@ class KafkaReplication:
 
         One controller sends a broker its requests in order, and a broker
         processes them in order: a running replica gets the next epoch's request
-        (after ignoring any that name a leader not alive in its metadata cache:
-        makeFollowers only changes partition state "when the leader is
-        available").  A broker that (re)started gets the current state.
+        (after ignoring any that name no leader: makeFollowers only changes
+        partition state "when the leader is available").  A broker that
+        (re)started gets the current state.
         """
         return self._apply_leader_and_isr(s, i, self._next_request(s, i))
 
@@ -394,8 +394,10 @@ class KafkaReplication:
         return 0
 
     def _takes_effect(self, s: State, i: int, epoch: int) -> bool:
-        leader = s.ctrl_history[epoch - 1][0]
-        return leader == i or (leader != NO_LEADER and bool(s.ctrl_live >> leader & 1))
+        """A request naming no leader changes nothing.  Any other named leader was
+        alive when the controller sent the request (it elects only live brokers),
+        and that is the liveness the broker judges it by."""
+        return s.ctrl_history[epoch - 1][0] != NO_LEADER
 
     def _do_deliver_latest(self, s: State, i: int) -> State:
         """A new controller (after a failover) sends each broker only its current

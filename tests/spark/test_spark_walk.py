@@ -90,7 +90,8 @@ def test_kip320_no_violation_and_coverage(spark):
     assert summary.steps > 0 and summary.distinct_states_approx > 0
     assert set(summary.action_counts) == set(KINDS)
     assert summary.action_counts["truncate"] > 0  # the leader-epoch exchange ran
-    assert summary.never_fired == []
+    # deliver_latest needs controller_failover, which this job leaves off.
+    assert summary.never_fired == ["deliver_latest"]
 
 
 def test_cli_walk_json_and_out(spark, tmp_path, capsys):
