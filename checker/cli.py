@@ -38,14 +38,22 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def whole_number(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number >= minimum, with a one-line error otherwise."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+positive_int = whole_number(1)
 
 
 def add_model_args(p: argparse.ArgumentParser, with_mode: bool = True) -> None:

@@ -20,6 +20,7 @@ from checker.cli import (
     add_model_args,
     config_from_args,
     positive_int,
+    whole_number,
 )
 from checker.report import table
 from checker.walk import END_DEADLOCK, END_DEPTH, END_VIOLATION, KINDS
@@ -37,14 +38,7 @@ PARQUET = "walks.parquet"
 SUMMARY = "summary.json"
 
 
-def nonnegative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
+nonnegative_int = whole_number(0)
 
 
 def spark_conf(text: str) -> tuple[str, str]:
