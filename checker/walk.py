@@ -20,7 +20,6 @@ in Spark tasks, and the benchmark runs it in a plain loop to measure Spark's cos
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -267,21 +266,3 @@ def summarize(results: Iterable[WalkResult], fingerprint_rate: int = 1) -> Summa
                 out.shortest[r.invariant] = (r.steps, r.walk_id, list(r.path or []), r.message)
     out.distinct_states = len(seen) * max(1, fingerprint_rate)
     return out
-
-
-# ------------------------------------------------------------ action paths as text
-
-_ACTION_TEXT = re.compile(r"^\s*([a-z_]+)\(([-\d,\s]*)\)\s*$")
-
-
-def action_text(action: Action) -> str:
-    """``fetch(1,0)``: compact and parseable back with :func:`parse_action`."""
-    return f"{action.name}({','.join(map(str, action.args))})"
-
-
-def parse_action(text: str) -> Action:
-    m = _ACTION_TEXT.match(text)
-    if m is None or m.group(1) not in ACTION_PARAMS:
-        raise ValueError(f"not an action: {text!r}")
-    args = tuple(int(x) for x in m.group(2).split(",") if x.strip())
-    return Action(m.group(1), args)

@@ -29,7 +29,8 @@ from model.config import Config
 from model.interface import Action
 from model.kafka import KafkaReplication
 from traces.itf import trace_to_itf, write_itf
-from traces.replay import NotEnabled, execute
+from traces.replay import execute
+from traces.shrink import shrink
 from traces.text import format_trace
 
 NAME = "walk"
@@ -55,8 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Run many seeded random walks from the initial state, checking the "
         "invariants after every step, as a Spark job (local[*] by default, or --master "
         "spark://host:7077, or under spark-submit).  Walk i of seed S is always the same walk, "
-        "however the walks are split.  Violations are replayed on the driver, shrunk when "
-        "traces.shrink is available, and printed (and written as ITF with --out).",
+        "however the walks are split.  Violations are replayed on the driver, shrunk and "
+        "printed (and written as ITF with --out).",
     )
     add_model_args(p)
     g = p.add_argument_group("walks")
@@ -154,21 +155,13 @@ class Counterexample:
     walk_id: int
     walk_steps: int  # actions in the violating walk as found
     steps: list[tuple[Action | None, Any]]  # the (possibly shrunk) trace, initial state first
-    shrunk: str  # "shrunk", "not shrunk (...)" or "shrink disabled"
+    shrunk: str  # "shrunk" or "shrink disabled"
     trace_file: str | None = None
 
     @property
     def length(self) -> int:
         """States in the trace, the initial one included (as ``check`` counts)."""
         return len(self.steps)
-
-
-def _load_shrink():
-    try:
-        from traces.shrink import shrink
-    except ImportError:
-        return None
-    return shrink
 
 
 def _violation_prefix(steps, inv: Invariant):
@@ -189,7 +182,7 @@ def rebuild(
     message: str,
     use_shrink: bool,
 ) -> Counterexample:
-    """Replay a violating walk on the driver, shrink it if the shrinker exists."""
+    """Replay a violating walk on the driver and shrink it (unless --no-shrink)."""
     model = KafkaReplication(config)
     steps = execute(model, path)
     found = _violation_prefix(steps, inv)
@@ -198,21 +191,10 @@ def rebuild(
     steps, message = found
     status = "shrink disabled"
     if use_shrink:
-        shrink = _load_shrink()
-        if shrink is None:
-            status = "not shrunk (traces.shrink is not available)"
-        else:
-            try:
-                smaller = shrink(model, [a for a, _ in steps[1:]], inv.id)
-                again = _violation_prefix(execute(model, smaller), inv)
-            except (NotEnabled, ValueError, KeyError, RuntimeError) as exc:
-                again, status = None, f"not shrunk (shrinker failed: {exc})"
-            else:
-                if again is None:
-                    status = "not shrunk (the shrunk trace did not violate the invariant)"
-            if again is not None:
-                steps, message = again
-                status = "shrunk"
+        # shrink keeps only sequences that still violate, so this cannot come back None.
+        smaller = shrink(model, [a for a, _ in steps[1:]], inv.id)
+        steps, message = _violation_prefix(execute(model, smaller), inv)
+        status = "shrunk"
     return Counterexample(inv.id, message, walk_id, walk_steps, steps, status)
 
 
