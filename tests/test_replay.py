@@ -210,6 +210,7 @@ def test_invalid_traces_exit_2_with_one_line(case, tmp_path, capsys):
         ('{"vars": ["x"]}', "no 'states' list"),
         ('{"states": []}', "'states' must be a non-empty list"),
         ('{"states": [{"x": 1}], "#meta": {"config": "hw"}}', "#meta.config must be an object"),
+        ('{"#meta": {}, "vars": [], "states": [{}]}', "#meta.config is missing"),
         ('{"actions": ["fly 0"]}', "unknown action 'fly'"),
         ('{"actions": "write 0"}', "'actions' must be a list"),
         ('{"actions": ["write(leader=r0"]}', "cannot read action"),

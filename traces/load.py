@@ -93,7 +93,10 @@ def _from_itf(data: dict[str, Any], where: str) -> LoadedTrace:
     states = data["states"]
     if not isinstance(states, list) or not states:
         raise TraceError(f"{where}: 'states' must be a non-empty list")
-    config = _config(meta.get("config", {}), where, "#meta.config")
+    if "config" not in meta:
+        # Never guess the model: a trace replayed under other bounds means nothing.
+        raise TraceError(f"{where}: #meta.config is missing (the model keys the trace ran with)")
+    config = _config(meta["config"], where, "#meta.config")
     invariant, violation = _invariant(meta.get("invariant"), meta.get("violation"), where)
 
     actions: list[Action] = []
