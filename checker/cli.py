@@ -4,9 +4,12 @@ Each subcommand lives in its own module under ``checker/commands/`` with
 ``NAME``, ``ORDER``, ``register(subparsers)`` and ``run(args) -> int``; this
 module finds them, so adding a command means adding a file.
 
-Exit codes: 0 every checked invariant holds within the bounds, 1 a violation
-was found, 2 bad input (one line on stderr, no traceback), 130 interrupted
-before any violation was found.
+Exit codes, the same for every command: 0 every checked invariant holds
+within the bounds, 1 a violation was found, 2 bad input (one line on stderr, no
+traceback), 3 incomplete (the search stopped at --max-states, --timeout or
+--memory before it could say "holds"; what it explored is reported), 130
+interrupted by Ctrl-C (what was explored is reported).  A violation wins over
+3 and 130: a counterexample found before the stop is still a counterexample.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from checker.bfs import Progress
 from invariants import UnknownInvariant
 from model.config import MODES, Config, ConfigError, load_config_file, make_config
 
-EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 class UsageError(Exception):
@@ -169,6 +172,23 @@ def check_writable(path: str, option: str) -> None:
         raise UsageError(f"{option} {path}: folder {folder} is not writable")
 
 
+def prepare_out_dir(path: str, option: str) -> str:
+    """Create the output folder ``path`` (and its parents) if missing, or fail in one line.
+
+    Every command that writes several files (--out, --trace-dir) uses this, so they all
+    accept a new folder and word their errors the same way.
+    """
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"{option} {path}: exists and is not a folder")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot create the folder ({exc.strerror})") from None
+    if not os.access(path, os.W_OK):
+        raise UsageError(f"{option} {path}: folder is not writable")
+    return path
+
+
 def _command_modules() -> list[Any]:
     found = []
     for info in pkgutil.iter_modules(checker.commands.__path__):
@@ -181,7 +201,8 @@ def build_parser() -> tuple[Parser, dict[str, Callable[[argparse.Namespace], int
         prog="replcheck",
         description="Model-check Kafka partition replication: HW truncation (hw) against "
         "leader-epoch truncation (kip101, kip279, kip320).",
-        epilog="Exit codes: 0 holds, 1 violation found, 2 bad input, 130 interrupted.  "
+        epilog="Exit codes: 0 holds, 1 violation found, 2 bad input, 3 incomplete (stopped at a "
+        "limit before a verdict), 130 interrupted.  "
         "Run 'replcheck COMMAND --help' for a command's options.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
