@@ -10,6 +10,8 @@ every counterexample is a real execution of the model, as short as any.
 
 from __future__ import annotations
 
+import resource
+import sys
 import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
@@ -57,8 +59,8 @@ class SearchResult:
 
     ``complete`` (every reachable state was visited), ``all-violated`` (stopped
     because every checked invariant already had a counterexample),
-    ``max-states`` (stopped at the bound), ``timeout`` (stopped at the time limit)
-    or ``interrupted`` (Ctrl-C).
+    ``max-states`` (stopped at the bound), ``timeout`` (stopped at the time limit),
+    ``memory`` (stopped at the memory budget) or ``interrupted`` (Ctrl-C).
     """
 
     status: str
@@ -79,6 +81,12 @@ class SearchResult:
         return min(1.0, n * n / 2.0**65)
 
 
+def peak_memory_bytes() -> int:
+    """This process's peak resident memory (ru_maxrss is KiB on Linux, bytes on macOS)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
+
+
 def fingerprint(state: Hashable) -> int:
     """64-bit fingerprint.  States hold only ints and tuples, whose hash does not
     depend on PYTHONHASHSEED, so fingerprints agree across processes."""
@@ -92,6 +100,7 @@ def bfs(
     symmetry: bool = True,
     max_states: int | None = None,
     time_limit: float | None = None,
+    memory_limit: int | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     progress_every: float = 3.0,
 ) -> SearchResult:
@@ -99,7 +108,8 @@ def bfs(
 
     Keeps going after a violation until every invariant has its (shortest)
     counterexample or the state space is exhausted, so one run gives a verdict
-    for each invariant.
+    for each invariant.  ``time_limit`` (seconds) and ``memory_limit`` (bytes of
+    peak resident memory) stop the search cleanly with what it found so far.
     """
     canon = model.representative if symmetry else _same
     start = time.monotonic()
@@ -149,10 +159,13 @@ def bfs(
                     next_level.append((fp, succ))
                     check(fp, succ)
                 expanded += 1
-                if expanded & 0xFF == 0 and (on_progress is not None or deadline):
+                if expanded & 0xFF == 0 and (on_progress or deadline or memory_limit):
                     now = time.monotonic()
                     if deadline and now >= deadline:
                         status = "timeout"
+                        break
+                    if memory_limit and peak_memory_bytes() >= memory_limit:
+                        status = "memory"
                         break
                     if on_progress is not None and now >= next_report:
                         next_report = now + progress_every
@@ -161,7 +174,7 @@ def bfs(
                         )
                 if max_states is not None and len(parent) >= max_states:
                     break
-            if status == "timeout":
+            if status in ("timeout", "memory"):
                 break
             frontier = next_level
             if not next_level:

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import os
 import pkgutil
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
@@ -57,6 +59,47 @@ def whole_number(minimum: int) -> Callable[[str], int]:
 
 
 positive_int = whole_number(1)
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+_UNITS = {"": 2**20, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+
+def memory_size(text: str) -> int:
+    """An argparse type: bytes from '512M', '4G', '1.5g' or a plain number of MiB."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*", text.lower())
+    if not match:
+        raise argparse.ArgumentTypeError(f"expected a size such as 512M or 4G, got {text!r}")
+    value = int(float(match.group(1)) * _UNITS[match.group(2)])
+    if value < 64 * 2**20:
+        raise argparse.ArgumentTypeError(f"must be at least 64M, got {text!r}")
+    return value
+
+
+def default_memory_budget() -> int | None:
+    """80% of this machine's memory: stop with a report before the OOM killer strikes."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+    return int(total * 0.8) if total > 0 else None
+
+
+def format_bytes(n: int) -> str:
+    for unit, size in (("G", 2**30), ("M", 2**20)):
+        if n >= size:
+            return f"{n / size:.1f}{unit}"
+    return f"{n}B"
 
 
 def add_model_args(p: argparse.ArgumentParser, with_mode: bool = True) -> None:
@@ -116,11 +159,42 @@ def add_search_args(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="explore every replica naming separately (symmetry reduction is on by default)",
     )
-    g.add_argument(
-        "--max-states", type=positive_int, metavar="N", help="stop after N distinct states"
-    )
+    add_limit_args(g, max_states_help="stop after N distinct states")
     g.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     g.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def add_limit_args(
+    g: argparse.ArgumentParser | argparse._ArgumentGroup,
+    *,
+    max_states_help: str,
+    max_states_default: int | None = None,
+) -> None:
+    """--max-states, --timeout, --memory: each stops the search cleanly (exit 3)."""
+    g.add_argument(
+        "--max-states",
+        type=positive_int,
+        default=max_states_default,
+        metavar="N",
+        help=max_states_help,
+    )
+    g.add_argument(
+        "--timeout",
+        type=seconds,
+        metavar="SECONDS",
+        help="stop after this many seconds and report what was explored (exit 3 unless a "
+        "violation was found)",
+    )
+    budget = default_memory_budget()
+    g.add_argument(
+        "--memory",
+        type=memory_size,
+        default=budget,
+        metavar="SIZE",
+        help="stop when this process's memory reaches SIZE (e.g. 2G, 500M) and report what "
+        "was explored (exit 3 unless a violation was found; default: 80%% of this machine's "
+        f"memory, {format_bytes(budget) if budget else 'no limit'})",
+    )
 
 
 def config_from_args(args: argparse.Namespace, mode: str | None = None) -> Config:

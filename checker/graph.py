@@ -9,6 +9,7 @@ from which no violation is reachable any more.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,12 +25,24 @@ from traces.text import controller_cell, describe_action, replica_cell
 FORMATS = (".graphml", ".dot", ".json")
 
 
-class TooManyStates(Exception):
+class GraphIncomplete(Exception):
+    """The graph could not be finished within a limit; ``states`` were built so far."""
+
+    def __init__(self, reason: str, states: int):
+        self.reason, self.states = reason, states
+        super().__init__(reason)
+
+
+class TooManyStates(GraphIncomplete):
     """The configuration has more reachable states than the bound allows."""
 
     def __init__(self, bound: int):
         self.bound = bound
-        super().__init__(f"more than {bound:,} reachable states")
+        super().__init__(f"more than {bound:,} reachable states (--max-states)", bound)
+
+
+class GraphTimeout(GraphIncomplete):
+    """The time limit passed before every reachable state was built."""
 
 
 @dataclass
@@ -50,11 +63,15 @@ def build_graph(
     invariants: Sequence[Invariant],
     max_states: int,
     symmetry: bool = False,
+    time_limit: float | None = None,
 ) -> StateGraph:
     """Every reachable state (up to symmetry if asked) and every transition between them.
 
-    Raises TooManyStates as soon as more than ``max_states`` states are found.
+    Raises TooManyStates as soon as more than ``max_states`` states are found, and
+    GraphTimeout once ``time_limit`` seconds have passed: half a graph answers no
+    question about deadlocks or safe states, so there is none to return.
     """
+    deadline = time.monotonic() + time_limit if time_limit is not None else None
     canon = model.representative if symmetry else (lambda s: s)
     graph = nx.MultiDiGraph()
     ids: dict[State, int] = {}
@@ -87,6 +104,11 @@ def build_graph(
         depth += 1
         next_level = []
         for node in frontier:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise GraphTimeout(
+                    f"--timeout {time_limit:g} s reached after {len(states):,} states",
+                    len(states),
+                )
             state = states[node]
             for action in model.actions(state):
                 succ = canon(model.next_state(state, action))

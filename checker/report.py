@@ -35,8 +35,8 @@ def cell(result: SearchResult, inv_id: str) -> str:
     if violation is not None:
         return f"VIOLATED (trace of {violation.length} states)"
     if result.exhaustive:
-        return f"holds ({result.distinct_states} states)"
-    return f"not violated ({result.distinct_states} states, incomplete)"
+        return f"holds ({result.distinct_states:,} states)"
+    return f"not violated ({result.distinct_states:,} states, incomplete)"
 
 
 def to_json(

@@ -111,7 +111,6 @@ def test_dot_escapes_quotes():
     "extra,expected",
     [
         (["--out", "g.png"], "expected a name ending in .graphml, .dot, .json"),
-        (["--out", "g.dot", "--max-states", "100"], "has more than 100 reachable states"),
         (["--out", "g.dot", "--replicas", "9"], "replicas: must be 2..5"),
         (["--out", "g.dot", "--invariant", "nope"], "unknown invariant 'nope'"),
         (["--out", "missing/g.dot"], "does not exist"),
@@ -123,4 +122,23 @@ def test_bad_input_exit_2(tmp_path, capsys, monkeypatch, extra, expected):
     assert main(["graph", *SMALL_FLAGS, *extra]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.count("\n") == 1 and expected in captured.err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "extra,expected",
+    [
+        (["--max-states", "100"], "more than 100 reachable states (--max-states)"),
+        (["--timeout", "0.000001"], "--timeout 1e-06 s reached after"),
+    ],
+)
+def test_a_graph_past_its_limits_is_incomplete_exit_3(
+    tmp_path, capsys, monkeypatch, extra, expected
+):
+    """Half a graph answers nothing: exit 3 (incomplete), one line, no file written."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["graph", *SMALL_FLAGS, "--out", "g.dot", *extra]) == 3
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1 and expected in captured.err
+    assert "incomplete" in captured.err and "nothing written" in captured.err
     assert list(tmp_path.iterdir()) == []

@@ -7,6 +7,7 @@ import json
 
 from checker.bfs import SearchResult, bfs
 from checker.cli import (
+    EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_VIOLATION,
@@ -51,21 +52,29 @@ def search(config: Config, args: argparse.Namespace, label: str = "") -> SearchR
         select(args.invariant),
         symmetry=not args.no_symmetry,
         max_states=args.max_states,
+        time_limit=args.timeout,
+        memory_limit=args.memory,
         on_progress=None if args.quiet else progress_printer(label),
     )
 
 
 def status_note(result: SearchResult) -> str | None:
+    """Why an unfinished search stopped; None when it finished."""
     return {
         "max-states": "stopped at --max-states: the state space was not exhausted",
+        "timeout": "stopped at --timeout: the state space was not exhausted",
+        "memory": "stopped at the --memory budget: the state space was not exhausted",
         "interrupted": "interrupted: the state space was not exhausted",
     }.get(result.status)
 
 
 def exit_code(result: SearchResult) -> int:
+    """1 for a violation (found before any stop); else 130 if interrupted, 3 if unfinished."""
     if result.violations:
         return EXIT_VIOLATION
-    return EXIT_INTERRUPTED if result.status == "interrupted" else EXIT_OK
+    if result.status == "interrupted":
+        return EXIT_INTERRUPTED
+    return EXIT_OK if result.exhaustive else EXIT_INCOMPLETE
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ import os
 
 from checker.bfs import SearchResult
 from checker.cli import (
+    EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_VIOLATION,
@@ -16,6 +17,7 @@ from checker.cli import (
     add_search_args,
     check_writable,
     config_from_args,
+    prepare_out_dir,
 )
 from checker.commands.check import search, status_note
 from checker.report import (
@@ -50,7 +52,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_model_args(p, with_mode=False)
     add_search_args(p)
     out = p.add_argument_group("output")
-    out.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    out.add_argument(
+        "--markdown",
+        action="store_true",
+        help="print the table as Markdown, each counterexample explained (not with --json)",
+    )
     out.add_argument("--html", metavar="OUT.html", help="also write the table as an HTML page")
     out.add_argument(
         "--trace-dir",
@@ -60,23 +66,30 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def parse_modes(text: str) -> list[str]:
-    modes = [m.strip() for m in text.split(",") if m.strip()]
-    if not modes:
-        raise UsageError("--modes: give at least one mode")
-    for m in modes:
+    """The modes in the order given, each once (``hw,hw`` is ``hw``)."""
+    modes: list[str] = []
+    for m in (m.strip() for m in text.split(",")):
+        if not m:
+            continue
         if m not in MODES:
             raise UsageError(f"--modes: unknown mode {m!r} (known: {', '.join(MODES)})")
+        if m not in modes:
+            modes.append(m)
+    if not modes:
+        raise UsageError("--modes: give at least one mode")
     return modes
 
 
 def run(args: argparse.Namespace) -> int:
     modes = parse_modes(args.modes)
+    if args.markdown and args.json:
+        raise UsageError("--markdown and --json: choose one output format")
     invariants = select(args.invariant)
     configs = {m: config_from_args(args, mode=m) for m in modes}
     if args.html:
         check_writable(args.html, "--html")
-    if args.trace_dir and not os.path.isdir(args.trace_dir):
-        raise UsageError(f"--trace-dir {args.trace_dir}: no such folder")
+    if args.trace_dir:
+        prepare_out_dir(args.trace_dir, "--trace-dir")
     results: dict[str, SearchResult] = {}
     for m in modes:
         results[m] = search(configs[m], args, label=f"[{m}] ")
@@ -130,4 +143,6 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_VIOLATION
     if len(done) < len(modes) or any(r.status == "interrupted" for r in results.values()):
         return EXIT_INTERRUPTED
+    if not all(r.exhaustive for r in results.values()):
+        return EXIT_INCOMPLETE
     return EXIT_OK

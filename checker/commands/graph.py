@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 
 from checker.cli import (
+    EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_VIOLATION,
     UsageError,
@@ -15,6 +18,7 @@ from checker.cli import (
     check_writable,
     config_from_args,
     positive_int,
+    seconds,
 )
 from invariants import select
 from model.kafka import KafkaReplication
@@ -34,7 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "node-link JSON (by the suffix of --out), and print: states and edges, deadlocks, the "
         "shortest path to a violation of each invariant, and the states from which no "
         "violation is reachable.  Exit 0: no state violates a checked invariant; 1: some do; "
-        "2: bad input or too many states.",
+        "2: bad input; 3: more states than --max-states or past --timeout (nothing written); "
+        "130: interrupted.",
     )
     add_model_args(p)
     g = p.add_argument_group("graph")
@@ -47,8 +52,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=positive_int,
         default=DEFAULT_MAX_STATES,
         metavar="N",
-        help=f"refuse configurations with more than N reachable states (default "
-        f"{DEFAULT_MAX_STATES:,})",
+        help=f"give up (exit 3, nothing written) on configurations with more than N "
+        f"reachable states (default {DEFAULT_MAX_STATES:,})",
+    )
+    g.add_argument(
+        "--timeout",
+        type=seconds,
+        metavar="SECONDS",
+        help="give up (exit 3, nothing written) if the graph is not built in this many seconds",
     )
     g.add_argument(
         "--symmetry",
@@ -65,18 +76,25 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {args.out}: expected a name ending in {', '.join(FORMATS)}")
     check_writable(args.out, "--out")
     try:  # networkx is imported here so the other commands work without it
-        from checker.graph import TooManyStates, build_graph, graph_facts, write_graph
+        from checker.graph import GraphIncomplete, build_graph, graph_facts, write_graph
     except ImportError:
         raise UsageError("replcheck graph needs networkx (pip install networkx)") from None
     config = config_from_args(args)
     invariants = select(args.invariant)
     try:
-        sg = build_graph(KafkaReplication(config), invariants, args.max_states, args.symmetry)
-    except TooManyStates as exc:
-        raise UsageError(
-            f"{config.describe()} has {exc}; the graph is for small configurations: lower the "
-            "bounds or raise --max-states"
-        ) from None
+        sg = build_graph(
+            KafkaReplication(config), invariants, args.max_states, args.symmetry, args.timeout
+        )
+    except GraphIncomplete as exc:
+        print(
+            f"replcheck graph: {config.describe()}: incomplete: {exc}; nothing written to {args.out}.  The graph is for small configurations: "
+            "lower the bounds, or raise --max-states / --timeout",
+            file=sys.stderr,
+        )
+        return EXIT_INCOMPLETE
+    except KeyboardInterrupt:
+        print(f"replcheck graph: interrupted; nothing written to {args.out}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     facts = graph_facts(sg)
     write_graph(sg, args.out)
     any_violation = any(facts.violating.values())
