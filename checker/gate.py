@@ -17,15 +17,15 @@ change that makes the checker blind: if it stops failing, the gate fails.
 
 from __future__ import annotations
 
+import math
 import time
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from checker.bfs import SearchResult, Step, Violation, bfs
 from invariants import INVARIANTS, Invariant, UnknownInvariant, select
-from model.config import Config, ConfigError, load_config_file, make_config
+from model.config import Config, ConfigError, load_config_file, make_config, read_toml
 from model.kafka import KafkaReplication
 from traces.replay import execute
 
@@ -81,14 +81,7 @@ class GateOutcome:
 
 def load_gate(path: str | Path) -> list[GateCheck]:
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise GateError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise GateError(f"{path}: cannot read ({exc.strerror})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise GateError(f"{path}: invalid TOML ({exc})") from None
+    data = read_toml(path, GateError)
     unknown = set(data) - {"check"}
     if unknown:
         raise GateError(
@@ -99,6 +92,8 @@ def load_gate(path: str | Path) -> list[GateCheck]:
         raise GateError(f"{path}: no [[check]] tables")
     checks, names = [], set()
     for index, table in enumerate(tables, start=1):
+        if not isinstance(table, dict):
+            raise GateError(f"{path}: check {index}: expected a [[check]] table, got {table!r:.40}")
         check = _parse_check(path, index, table)
         if check.name in names:
             raise GateError(f"{path}: check {index}: duplicate name {check.name!r}")
@@ -155,8 +150,16 @@ def _parse_check(path: Path, index: int, table: dict[str, Any]) -> GateCheck:
     for key, low in (("timeout", 0), ("max_states", 1), ("walks", 1), ("depth", 1), ("seed", 0)):
         if key in table:
             value = table[key]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low:
-                raise GateError(f"{where}: {key}: expected a number >= {low} (got {value!r})")
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+                or value < low
+                or (key == "timeout" and value == 0)
+            ):
+                raise GateError(
+                    f"{where}: {key}: expected a finite number >= {low} (got {value!r})"
+                )
             if key != "timeout" and not isinstance(value, int):
                 raise GateError(f"{where}: {key}: expected a whole number (got {value!r})")
             numbers[key] = value
@@ -169,6 +172,7 @@ def _parse_check(path: Path, index: int, table: dict[str, Any]) -> GateCheck:
 
 
 def run_check(check: GateCheck) -> GateOutcome:
+    """Run one check.  Ctrl-C raises KeyboardInterrupt: an interrupted check is not judged."""
     start = time.monotonic()
     if check.engine == "walk":
         return _run_walk(check, start)
@@ -178,6 +182,8 @@ def run_check(check: GateCheck) -> GateOutcome:
         max_states=check.max_states,
         time_limit=check.timeout,
     )
+    if result.status == "interrupted":  # bfs stops cleanly on Ctrl-C; the gate stops too
+        raise KeyboardInterrupt
     return _judge(check, result.violations, _bfs_status(result), result.distinct_states, start)
 
 

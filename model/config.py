@@ -124,19 +124,54 @@ def make_config(values: dict[str, Any], where: str = "") -> Config:
     return Config(**out)
 
 
-def load_config_file(path: str | Path) -> dict[str, Any]:
-    """Read a TOML file's model keys (top level, or a ``[model]`` table)."""
+def read_text(path: str | Path, error: type[Exception] = ConfigError, kind: str = "TOML") -> str:
+    """A user's file as text, or ``error`` with one line naming the file and the problem.
+
+    A UTF-8 byte-order mark (some Windows editors write one) is dropped.
+    """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file") from None
+        raise error(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise error(f"{path}: is a directory") from None
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
+        raise error(f"{path}: cannot read ({exc.strerror})") from None
     try:
-        data = tomllib.loads(text)
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise error(
+            f"{path}: not a UTF-8 text file (byte 0x{data[exc.start]:02x} at line {line}; "
+            f"expected {kind})"
+        ) from None
+
+
+def read_toml(path: str | Path, error: type[Exception] = ConfigError) -> dict[str, Any]:
+    """A user's TOML file, parsed, or ``error`` with one line naming the file and the place."""
+    text = read_text(path, error, "TOML")
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML ({exc})") from None
-    if isinstance(data.get("model"), dict):
+        raise error(f"{path}: invalid TOML ({exc})") from None
+    except RecursionError:
+        raise error(f"{path}: invalid TOML (nested too deeply)") from None
+    except ValueError as exc:  # an integer past Python's 4,300-digit conversion limit
+        raise error(f"{path}: invalid TOML ({str(exc).split(';')[0]})") from None
+
+
+def load_config_file(path: str | Path) -> dict[str, Any]:
+    """Read a TOML file's model keys: at top level, or in a ``[model]`` table (not both)."""
+    data = read_toml(path)
+    if "model" in data:
+        if not isinstance(data["model"], dict):
+            raise ConfigError(f"{path}: model: expected a [model] table")
+        extra = sorted(k for k in data if k != "model")
+        if extra:
+            raise ConfigError(
+                f"{path}: {extra[0]!r} beside the [model] table: put every model key inside "
+                "[model], or use no [model] table at all"
+            )
         data = data["model"]
     return data

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from model.config import Config
+from model.config import Config, read_text
 from model.interface import Action
 from model.kafka import ACTION_PARAMS
 from model.state import (
@@ -138,40 +138,111 @@ class TraceError(ValueError):
     """A file that is not a usable trace; the message is one line naming the file and place."""
 
 
+MAX_NESTING = 64  # a replcheck trace nests about 8 levels; far deeper is not a trace
+MAX_DIGITS = 100  # no count in a partition model comes near; past it is not a trace
+
+
 def read_json(path: str | Path) -> Any:
     """The parsed JSON of ``path``, or a one-line TraceError (missing, unreadable, invalid)."""
-    path = Path(path)
+    text = read_text(path, TraceError, "ITF JSON")
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise TraceError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise TraceError(f"{path}: is a directory") from None
-    except UnicodeDecodeError:
-        raise TraceError(f"{path}: not a text file (expected ITF JSON)") from None
-    except OSError as exc:
-        raise TraceError(f"{path}: cannot read ({exc.strerror})") from None
-    try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise TraceError(
             f"{path}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg})"
         ) from None
+    except RecursionError:
+        raise TraceError(f"{path}: JSON nested too deeply to be a trace") from None
+    except ValueError as exc:  # an integer past Python's 4,300-digit conversion limit
+        raise TraceError(f"{path}: invalid JSON ({str(exc).split(';')[0]})") from None
+    _check_nesting(data, f"{path}")
+    return data
+
+
+def _check_nesting(data: Any, where: str) -> None:
+    """Refuse documents nested deeper than MAX_NESTING, without recursing into them."""
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_NESTING:
+            raise TraceError(f"{where}: JSON nested more than {MAX_NESTING} levels deep")
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
+
+
+def clip(value: Any, width: int = 40) -> str:
+    """``repr(value)`` cut to ``width`` characters: user input quoted in a one-line error."""
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _digits(text: Any) -> bool:
+    return (
+        isinstance(text, str)
+        and 0 < len(text.removeprefix("-")) <= MAX_DIGITS
+        and text.removeprefix("-").isascii()
+        and text.removeprefix("-").isdigit()
+    )
 
 
 def itf_int(value: Any, where: str) -> int:
     """An ITF integer (``{"#bigint": "3"}``, or a plain JSON integer as people write by hand)."""
     if isinstance(value, dict) and set(value) == {"#bigint"}:
         value = value["#bigint"]
-        if isinstance(value, str) and value.lstrip("-").isdigit():
+        if _digits(value):
             return int(value)
-    elif isinstance(value, int) and not isinstance(value, bool):
+    elif isinstance(value, int) and not isinstance(value, bool) and abs(value) < 10**MAX_DIGITS:
         return value
     raise TraceError(f"{where}: expected an integer, got {json.dumps(value)[:60]}")
 
 
+def check_itf_value(value: Any, where: str) -> None:
+    """Raise a TraceError naming the place if ``value`` is not well-formed ITF.
+
+    Recorded states are compared with the model's after :func:`plain`; this makes
+    sure plain() can read them (``#bigint`` digits, ``#set``/``#tup`` lists,
+    ``#map`` lists of pairs).  The nesting is already bounded by :func:`read_json`.
+    """
+    if isinstance(value, list):
+        for k, item in enumerate(value):
+            check_itf_value(item, f"{where}[{k}]")
+        return
+    if value is None or isinstance(value, (bool, str)):
+        return  # compared as they are
+    if isinstance(value, int):
+        itf_int(value, where)
+        return
+    if not isinstance(value, dict):  # a float: JSON numbers in ITF are integers
+        raise TraceError(f"{where}: {json.dumps(value)} is not an ITF value (integers only)")
+    if "#bigint" in value:
+        itf_int(value, where)
+        return
+    for tag in ("#set", "#tup"):
+        if tag in value:
+            if set(value) != {tag} or not isinstance(value[tag], list):
+                raise TraceError(f"{where}: {tag} must be the only key, holding a list")
+            check_itf_value(value[tag], f"{where}.{tag}")
+            return
+    if "#map" in value:
+        pairs = value["#map"]
+        if set(value) != {"#map"} or not isinstance(pairs, list):
+            raise TraceError(f"{where}: #map must be the only key, holding a list of pairs")
+        for k, pair in enumerate(pairs):
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise TraceError(f"{where}.#map[{k}]: expected a [key, value] pair")
+            check_itf_value(pair, f"{where}.#map[{k}]")
+        return
+    for key, item in value.items():
+        check_itf_value(item, f"{where}.{key}")
+
+
 def plain(value: Any) -> Any:
-    """ITF values as plain Python: ints for ``#bigint``, sorted lists for sets, dicts for maps."""
+    """ITF values as plain Python: ints for ``#bigint``, sorted lists for sets, dicts for maps.
+
+    The value must have passed :func:`check_itf_value`.
+    """
     if isinstance(value, dict):
         if set(value) == {"#bigint"}:
             return int(value["#bigint"])
@@ -200,7 +271,7 @@ def action_from_itf(entry: Any, where: str) -> Action:
         raise TraceError(f"{where}: action params must be an object")
     extra = set(entry) - {"name", "params"}
     if extra:
-        raise TraceError(f"{where}: unexpected key {sorted(extra)[0]!r} in the action")
+        raise TraceError(f"{where}: unexpected key {clip(sorted(extra)[0])} in the action")
     values = {key: itf_int(value, f"{where}: {key}") for key, value in params.items()}
     return make_action(entry["name"], values, where)
 
@@ -209,7 +280,7 @@ def make_action(name: str, values: dict[str, int] | list[int], where: str) -> Ac
     """An Action from its name and parameters (by name, or in order), checked against the model."""
     if name not in ACTION_PARAMS:
         known = ", ".join(ACTION_PARAMS)
-        raise TraceError(f"{where}: unknown action {name!r} (known: {known})")
+        raise TraceError(f"{where}: unknown action {clip(name)} (known: {known})")
     names = ACTION_PARAMS[name]
     if isinstance(values, list):
         if len(values) != len(names):
@@ -221,6 +292,6 @@ def make_action(name: str, values: dict[str, int] | list[int], where: str) -> Ac
     missing = [p for p in names if p not in values]
     unknown = [p for p in values if p not in names]
     if missing or unknown:
-        problem = f"missing {missing[0]!r}" if missing else f"unknown parameter {unknown[0]!r}"
+        problem = f"missing {missing[0]!r}" if missing else f"unknown parameter {clip(unknown[0])}"
         raise TraceError(f"{where}: {name}: {problem} (parameters: {', '.join(names)})")
     return Action(name, tuple(values[p] for p in names))

@@ -17,17 +17,24 @@ a one-line message naming the file and the place.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from invariants import INVARIANTS
-from model.config import Config, ConfigError, make_config
+from model.config import Config, ConfigError, make_config, read_toml
 from model.interface import Action
 from model.kafka import ACTION_PARAMS
 from model.state import NO_LEADER
-from traces.itf import TraceError, action_from_itf, make_action, read_json
+from traces.itf import (
+    MAX_DIGITS,
+    TraceError,
+    action_from_itf,
+    check_itf_value,
+    clip,
+    make_action,
+    read_json,
+)
 
 __all__ = ["LoadedTrace", "TraceError", "load_trace", "parse_action", "trace_from_document"]
 
@@ -52,19 +59,7 @@ class LoadedTrace:
 def load_trace(path: str | Path) -> LoadedTrace:
     """Read and validate a trace file (``.toml`` is an action list; anything else is JSON)."""
     path = Path(path)
-    if path.suffix.lower() == ".toml":
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise TraceError(f"{path}: no such file") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise TraceError(f"{path}: cannot read ({getattr(exc, 'strerror', exc)})") from None
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise TraceError(f"{path}: invalid TOML ({exc})") from None
-    else:
-        data = read_json(path)
+    data = read_toml(path, TraceError) if path.suffix.lower() == ".toml" else read_json(path)
     return trace_from_document(data, str(path))
 
 
@@ -114,6 +109,7 @@ def _from_itf(data: dict[str, Any], where: str) -> LoadedTrace:
         if not isinstance(state_meta, dict):
             raise TraceError(f"{at}: #meta must be an object")
         values = {k: v for k, v in entry.items() if k != "#meta"}
+        check_itf_value(values, at)
         recorded.append(values or None)
         raw_action = state_meta.get("action")
         if index == 0 and not implied_initial:
@@ -145,7 +141,7 @@ def parse_action(text: str, where: str = "action") -> Action:
         match = _CALL.match(text)
         if not match:
             raise TraceError(
-                f"{where}: cannot read action {text!r} (e.g. 'fetch(follower=r1, "
+                f"{where}: cannot read action {clip(text)} (e.g. 'fetch(follower=r1, "
                 "leader=r0)' or 'fetch 1 0')"
             )
         name, inner = match.group(1), match.group(2) or ""
@@ -159,7 +155,7 @@ def parse_action(text: str, where: str = "action") -> Action:
         else:
             positional.append(_value(part, where))
     if named and positional:
-        raise TraceError(f"{where}: {text!r}: give parameters all by name or all in order")
+        raise TraceError(f"{where}: {clip(text)}: give parameters all by name or all in order")
     return make_action(name, named if named else positional, where)
 
 
@@ -167,9 +163,9 @@ def _value(text: str, where: str) -> int:
     low = text.lower()
     if low in ("-", "none", "nobody"):
         return NO_LEADER
-    if re.fullmatch(r"r?-?\d+", low):
+    if re.fullmatch(rf"r?-?\d{{1,{MAX_DIGITS}}}", low):
         return int(low.lstrip("r"))
-    raise TraceError(f"{where}: {text!r} is not a replica (r0, r1, ...) or a number")
+    raise TraceError(f"{where}: {clip(text)} is not a replica (r0, r1, ...) or a number")
 
 
 def _action_entry(entry: Any, where: str) -> Action:
@@ -196,7 +192,9 @@ def _from_action_list(data: dict[str, Any], where: str) -> LoadedTrace:
     known = {"config", "model", "invariant", "violation", "actions", "description"}
     extra = sorted(set(data) - known)
     if extra:
-        raise TraceError(f"{where}: unknown key {extra[0]!r} (known: {', '.join(sorted(known))})")
+        raise TraceError(
+            f"{where}: unknown key {clip(extra[0])} (known: {', '.join(sorted(known))})"
+        )
     config = _config(data.get("config", data.get("model", {})), where, "config")
     invariant, violation = _invariant(data.get("invariant"), data.get("violation"), where)
     entries = data["actions"]
@@ -229,7 +227,7 @@ def _invariant(inv: Any, violation: Any, where: str) -> tuple[str | None, str | 
         return None, None
     known = [i.id for i in INVARIANTS]
     if inv not in known:
-        raise TraceError(f"{where}: unknown invariant {inv!r} (known: {', '.join(known)})")
+        raise TraceError(f"{where}: unknown invariant {clip(inv)} (known: {', '.join(known)})")
     return inv, violation if isinstance(violation, str) else None
 
 

@@ -8,7 +8,14 @@ import re
 import sys
 from pathlib import Path
 
-from checker.cli import EXIT_OK, EXIT_VIOLATION, UsageError, check_writable
+from checker.cli import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_VIOLATION,
+    UsageError,
+    check_writable,
+    prepare_out_dir,
+)
 from checker.gate import GateError, GateOutcome, load_gate, run_check
 from checker.junit import write_junit
 from traces.itf import trace_to_itf, write_itf
@@ -54,16 +61,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     if args.junit:
         check_writable(args.junit, "--junit")
-    folder = None
-    if args.out:
-        folder = Path(args.out)
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise UsageError(f"--out {folder}: cannot create ({exc.strerror})") from None
+    folder = Path(prepare_out_dir(args.out, "--out")) if args.out else None
 
     outcomes: list[GateOutcome] = []
     width = max(len(c.name) for c in checks)
+    interrupted = False
     try:
         for check in checks:
             outcome = run_check(check)
@@ -74,20 +76,18 @@ def run(args: argparse.Namespace) -> int:
                 mark = "ok  " if outcome.passed else "FAIL"
                 print(f"{mark} {check.name:<{width}}  {outcome.detail}", flush=True)
     except KeyboardInterrupt:
-        print(
-            f"replcheck gate: interrupted after {len(outcomes)} of {len(checks)} checks",
-            file=sys.stderr,
-        )
-        raise
-    finally:
-        if args.junit and outcomes:
-            write_junit(args.junit, outcomes, Path(args.gate_file).stem)
+        interrupted = True  # stop here: report the checks that ran, judge none of the rest
+    if args.junit and outcomes:
+        write_junit(args.junit, outcomes, Path(args.gate_file).stem)
 
     failed = [o for o in outcomes if not o.passed]
+    not_run = len(checks) - len(outcomes)
     if args.json:
         doc = {
             "gate": str(args.gate_file),
-            "passed": not failed,
+            "passed": not failed and not interrupted,
+            "interrupted": interrupted,
+            "not_run": [c.name for c in checks[len(outcomes) :]],
             "checks": [
                 {
                     "name": o.check.name,
@@ -104,5 +104,14 @@ def run(args: argparse.Namespace) -> int:
         }
         print(json.dumps(doc, indent=2))
     else:
-        print(f"\n{len(outcomes) - len(failed)} passed, {len(failed)} failed")
+        summary = f"{len(outcomes) - len(failed)} passed, {len(failed)} failed"
+        if interrupted:
+            print(f"\ninterrupted during {checks[len(outcomes)].name!r}: {not_run} not run")
+        print(f"\n{summary}")
+    if interrupted:
+        print(
+            f"replcheck gate: interrupted after {len(outcomes)} of {len(checks)} checks",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
     return EXIT_VIOLATION if failed else EXIT_OK

@@ -87,8 +87,9 @@ def run(args: argparse.Namespace) -> int:
         )
     except GraphIncomplete as exc:
         print(
-            f"replcheck graph: {config.describe()}: incomplete: {exc}; nothing written to {args.out}.  The graph is for small configurations: "
-            "lower the bounds, or raise --max-states / --timeout",
+            f"replcheck graph: {config.describe()}: incomplete: {exc}; nothing written to "
+            f"{args.out}.  The graph is for small configurations: lower the bounds, or raise "
+            "--max-states / --timeout",
             file=sys.stderr,
         )
         return EXIT_INCOMPLETE

@@ -12,7 +12,13 @@ ORDER = 90
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    sub.add_parser(NAME, help="print invariant ids and what each states")
+    sub.add_parser(
+        NAME,
+        help="print invariant ids and what each states",
+        description="Print each invariant's id (what --invariant ID and a gate file's "
+        "'invariants' accept) and the property it states.  Every command checks all of them "
+        "unless --invariant narrows the set.",
+    )
 
 
 def run(_: argparse.Namespace) -> int:

@@ -73,14 +73,16 @@ def run(args: argparse.Namespace) -> int:
         }
         print(json.dumps(doc, indent=2))
         return EXIT_OK
+    if args.quiet:
+        print(f"{inv_id}: {before} steps -> {after} steps, written to {args.out}")
+        return EXIT_OK
     print(f"replcheck shrink {trace.path}: {trace.config.describe()}")
     print(f"{inv_id}: {before} steps -> {after} steps (no single step can be removed)")
-    if not args.quiet:
-        print()
-        for line in format_table(steps, mark=len(steps) - 1):
-            print(line)
-        print()
-        print(f"=> {inv_id} violated: {message}")
+    print()
+    for line in format_table(steps, mark=len(steps) - 1):
+        print(line)
+    print()
+    print(f"=> {inv_id} violated: {message}")
     print(f"written to {args.out} (ITF JSON)")
     return EXIT_OK
 
