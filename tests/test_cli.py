@@ -138,12 +138,12 @@ def test_list_invariants(capsys):
     ]
 
 
-def test_max_states_is_reported(capsys):
+def test_max_states_is_reported_and_is_not_a_pass(capsys):
     code, out, _ = run(
         capsys, "check", "--mode", "kip320", "--max-states", "200", "--json", "--quiet"
     )
     doc = json.loads(out)
-    assert code == 0 and doc["result"] == "incomplete" and doc["status"] == "max-states"
+    assert code == 3 and doc["result"] == "incomplete" and doc["status"] == "max-states"
 
 
 @pytest.mark.parametrize(

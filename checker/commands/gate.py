@@ -106,7 +106,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         summary = f"{len(outcomes) - len(failed)} passed, {len(failed)} failed"
         if interrupted:
-            print(f"\ninterrupted during {checks[len(outcomes)].name!r}: {not_run} not run")
+            names = ", ".join(c.name for c in checks[len(outcomes) :])
+            print(
+                f"\ninterrupted during {checks[len(outcomes)].name!r}: {not_run} not run ({names})"
+            )
         print(f"\n{summary}")
     if interrupted:
         print(
