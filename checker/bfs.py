@@ -10,6 +10,7 @@ every counterexample is a real execution of the model, as short as any.
 
 from __future__ import annotations
 
+import os
 import resource
 import sys
 import time
@@ -85,6 +86,15 @@ def peak_memory_bytes() -> int:
     """This process's peak resident memory (ru_maxrss is KiB on Linux, bytes on macOS)."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak if sys.platform == "darwin" else peak * 1024
+
+
+def default_memory_budget() -> int | None:
+    """80% of this machine's memory: stop with a report before the OOM killer strikes."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+    return int(total * 0.8) if total > 0 else None
 
 
 def fingerprint(state: Hashable) -> int:

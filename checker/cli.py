@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 import checker.commands
-from checker.bfs import Progress
+from checker.bfs import Progress, default_memory_budget
 from invariants import UnknownInvariant
 from model.config import MODES, Config, ConfigError, load_config_file, make_config
 
@@ -84,15 +84,6 @@ def memory_size(text: str) -> int:
     if value < 64 * 2**20:
         raise argparse.ArgumentTypeError(f"must be at least 64M, got {text!r}")
     return value
-
-
-def default_memory_budget() -> int | None:
-    """80% of this machine's memory: stop with a report before the OOM killer strikes."""
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return None
-    return int(total * 0.8) if total > 0 else None
 
 
 def format_bytes(n: int) -> str:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checker.bfs import SearchResult, Step, Violation, bfs
+from checker.bfs import SearchResult, Step, Violation, bfs, default_memory_budget
 from invariants import INVARIANTS, Invariant, UnknownInvariant, select
 from model.config import Config, ConfigError, load_config_file, make_config, read_toml
 from model.kafka import KafkaReplication
@@ -181,6 +181,7 @@ def run_check(check: GateCheck) -> GateOutcome:
         check.invariants,
         max_states=check.max_states,
         time_limit=check.timeout,
+        memory_limit=default_memory_budget(),  # too big for this machine: incomplete, not killed
     )
     if result.status == "interrupted":  # bfs stops cleanly on Ctrl-C; the gate stops too
         raise KeyboardInterrupt

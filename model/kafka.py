@@ -1,6 +1,6 @@
 """Kafka partition replication as a transition system.
 
-Every rule of ``shared/reference/kafka-replication.md`` (cited below as "ref §
+Every rule of ``docs/kafka-replication.md`` (cited below as "ref §
 <section>") is one action: a precondition in :meth:`KafkaReplication.actions`
 and an effect in the ``_do_<name>`` method of the same name.  Where the page is
 silent or Kafka behaves more subtly, the comment names the Kafka code the rule

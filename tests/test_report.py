@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
@@ -15,6 +17,7 @@ def _generator():
     return module
 
 
+@pytest.mark.slow  # about a minute: it re-runs every search of the report; CI runs it
 def test_committed_report_matches_the_model():
     gen = _generator()
     files = gen.build()
