@@ -157,9 +157,8 @@ def _parse_check(path: Path, index: int, table: dict[str, Any]) -> GateCheck:
                 or value < low
                 or (key == "timeout" and value == 0)
             ):
-                raise GateError(
-                    f"{where}: {key}: expected a finite number >= {low} (got {value!r})"
-                )
+                bound = "> 0" if key == "timeout" else f">= {low}"
+                raise GateError(f"{where}: {key}: expected a finite number {bound} (got {value!r})")
             if key != "timeout" and not isinstance(value, int):
                 raise GateError(f"{where}: {key}: expected a whole number (got {value!r})")
             numbers[key] = value

@@ -160,7 +160,10 @@ def test_config_file_reference(capsys, tmp_path):
             "[[check]]\nname = 'a'\ninvariants = ['hw-le-leo']\nexpect = 'violates:strong-isr'\n",
             "not among the checked invariants",
         ),
-        ("[[check]]\nname = 'a'\ntimeout = -1\nexpect = 'holds'\n", "timeout: expected a number"),
+        (
+            "[[check]]\nname = 'a'\ntimeout = -1\nexpect = 'holds'\n",
+            "timeout: expected a finite number > 0",
+        ),
         (
             "[[check]]\nname = 'a'\nexpect = 'holds'\n[[check]]\nname = 'a'\nexpect = 'holds'\n",
             "duplicate name 'a'",
