@@ -142,3 +142,11 @@ def test_a_graph_past_its_limits_is_incomplete_exit_3(
     assert captured.out == "" and captured.err.count("\n") == 1 and expected in captured.err
     assert "incomplete" in captured.err and "nothing written" in captured.err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_incomplete_graph_in_json(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["graph", *SMALL_FLAGS, "--out", "g.json", "--max-states", "50", "--json"]) == 3
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["result"] == "incomplete" and doc["states_built"] == 50 and doc["out"] is None
+    assert list(tmp_path.iterdir()) == []

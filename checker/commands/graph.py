@@ -86,6 +86,10 @@ def run(args: argparse.Namespace) -> int:
             KafkaReplication(config), invariants, args.max_states, args.symmetry, args.timeout
         )
     except GraphIncomplete as exc:
+        if args.json:
+            doc = {"config": config.to_dict(), "result": "incomplete", "reason": str(exc)}
+            print(json.dumps(doc | {"states_built": exc.states, "out": None}, indent=2))
+            return EXIT_INCOMPLETE
         print(
             f"replcheck graph: {config.describe()}: incomplete: {exc}; nothing written to "
             f"{args.out}.  The graph is for small configurations: lower the bounds, or raise "
