@@ -17,6 +17,7 @@ from typing import Any
 
 import networkx as nx
 
+from checker.bfs import peak_memory_bytes
 from invariants import Invariant
 from model.kafka import KafkaReplication
 from model.state import State
@@ -45,6 +46,10 @@ class GraphTimeout(GraphIncomplete):
     """The time limit passed before every reachable state was built."""
 
 
+class GraphMemory(GraphIncomplete):
+    """The memory budget was reached before every reachable state was built."""
+
+
 @dataclass
 class StateGraph:
     graph: nx.MultiDiGraph
@@ -64,12 +69,14 @@ def build_graph(
     max_states: int,
     symmetry: bool = False,
     time_limit: float | None = None,
+    memory_limit: int | None = None,
 ) -> StateGraph:
     """Every reachable state (up to symmetry if asked) and every transition between them.
 
-    Raises TooManyStates as soon as more than ``max_states`` states are found, and
-    GraphTimeout once ``time_limit`` seconds have passed: half a graph answers no
-    question about deadlocks or safe states, so there is none to return.
+    Raises TooManyStates as soon as more than ``max_states`` states are found,
+    GraphTimeout once ``time_limit`` seconds have passed and GraphMemory once the
+    process holds ``memory_limit`` bytes: half a graph answers no question about
+    deadlocks or safe states, so there is none to return.
     """
     deadline = time.monotonic() + time_limit if time_limit is not None else None
     canon = model.representative if symmetry else (lambda s: s)
@@ -104,6 +111,10 @@ def build_graph(
         depth += 1
         next_level = []
         for node in frontier:
+            if memory_limit is not None and node % 256 == 0 and peak_memory_bytes() >= memory_limit:
+                raise GraphMemory(
+                    f"--memory budget reached after {len(states):,} states", len(states)
+                )
             if deadline is not None and time.monotonic() >= deadline:
                 raise GraphTimeout(
                     f"--timeout {time_limit:g} s reached after {len(states):,} states",

@@ -130,6 +130,7 @@ def test_bad_input_exit_2(tmp_path, capsys, monkeypatch, extra, expected):
     [
         (["--max-states", "100"], "more than 100 reachable states (--max-states)"),
         (["--timeout", "0.000001"], "--timeout 1e-06 s reached after"),
+        (["--memory", "64M"], "--memory budget reached after"),
     ],
 )
 def test_a_graph_past_its_limits_is_incomplete_exit_3(

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 
+from checker.bfs import default_memory_budget
 from checker.cli import (
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
@@ -17,6 +18,8 @@ from checker.cli import (
     add_model_args,
     check_writable,
     config_from_args,
+    format_bytes,
+    memory_size,
     positive_int,
     seconds,
 )
@@ -61,6 +64,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="SECONDS",
         help="give up (exit 3, nothing written) if the graph is not built in this many seconds",
     )
+    budget = default_memory_budget()
+    shown = format_bytes(budget) if budget else "none"
+    g.add_argument(
+        "--memory",
+        type=memory_size,
+        default=budget,
+        metavar="SIZE",
+        help="give up (exit 3, nothing written) when this process's memory reaches SIZE (e.g. "
+        f"2G; default: 80%% of this machine's memory, {shown})",
+    )
     g.add_argument(
         "--symmetry",
         action="store_true",
@@ -83,7 +96,12 @@ def run(args: argparse.Namespace) -> int:
     invariants = select(args.invariant)
     try:
         sg = build_graph(
-            KafkaReplication(config), invariants, args.max_states, args.symmetry, args.timeout
+            KafkaReplication(config),
+            invariants,
+            args.max_states,
+            args.symmetry,
+            time_limit=args.timeout,
+            memory_limit=args.memory,
         )
     except GraphIncomplete as exc:
         if args.json:
@@ -93,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"replcheck graph: {config.describe()}: incomplete: {exc}; nothing written to "
             f"{args.out}.  The graph is for small configurations: lower the bounds, or raise "
-            "--max-states / --timeout",
+            "--max-states / --timeout / --memory",
             file=sys.stderr,
         )
         return EXIT_INCOMPLETE
