@@ -20,7 +20,7 @@ in Spark tasks, and the benchmark runs it in a plain loop to measure Spark's cos
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -211,8 +211,13 @@ def run_partition(
     swarm: bool,
     symmetry: bool = True,
     fingerprint_rate: int = 1,
+    should_stop: Callable[[], bool] | None = None,
 ) -> Iterator[tuple[Any, ...]]:
-    """One Spark task's work: the rows of its share of the walks."""
+    """One Spark task's work: the rows of its share of the walks.
+
+    ``should_stop`` is asked after every walk: once it says yes (Ctrl-C on the driver)
+    the task ends with the walks it has finished, so they are kept and reported.
+    """
     walker = Walker(
         make_config(config_dict),
         invariant_ids,
@@ -221,9 +226,11 @@ def run_partition(
         symmetry=symmetry,
         fingerprint_rate=fingerprint_rate,
     )
-    start, stop = partition_bounds(walks, partitions, index)
-    for result in walker.run_range(seed, start, stop):
+    first, end = partition_bounds(walks, partitions, index)
+    for result in walker.run_range(seed, first, end):
         yield result.to_row()
+        if should_stop is not None and should_stop():
+            return
 
 
 # ----------------------------------------------------------------- summaries

@@ -1,10 +1,14 @@
-"""The pure-Python walk engine (no Spark): seeded walks, splitting, summaries, CLI input errors."""
+"""The pure-Python walk engine (no Spark): seeded walks, splitting, summaries; the walk
+command's input errors, exit codes and clean-up, with Spark faked."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
-from checker.cli import EXIT_USAGE, main
+from checker.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, main
+from checker.commands.walk import exit_code
 from checker.walk import (
     END_DEADLOCK,
     END_DEPTH,
@@ -85,6 +89,21 @@ def test_partitions_cover_every_walk_once():
     assert rows == [r.to_row() for r in walker(depth=15).run_range(4, 0, 30)]
 
 
+def test_a_task_told_to_stop_keeps_the_walks_it_finished():
+    """Ctrl-C on a local master: the task ends after its current walk, rows intact."""
+    config = make_config(SEEDS)
+    asked = []
+
+    def should_stop() -> bool:
+        asked.append(1)
+        return len(asked) >= 4
+
+    kw = dict(seed=4, walks=30, partitions=3, index=1, depth=15, swarm=False)
+    rows = list(run_partition(config.to_dict(), None, **kw, should_stop=should_stop))
+    assert rows == [r.to_row() for r in walker(depth=15).run_range(4, 10, 14)]
+    assert len(list(run_partition(config.to_dict(), None, **kw))) == 10
+
+
 def test_fingerprint_sampling_keeps_the_same_states_everywhere():
     full, half = walker(depth=30), walker(depth=30, fingerprint_rate=4)
     for walk_id in range(20):
@@ -116,13 +135,93 @@ def test_bad_input_is_one_line_and_exit_2(argv, words, capsys):
     assert words in err and err.count("\n") == 1
 
 
-def test_out_must_be_a_writable_folder(tmp_path, capsys):
+class ReachedSpark(Exception):
+    """walk got past its input checks and asked for a Spark session."""
+
+
+@pytest.fixture
+def no_spark(monkeypatch):
+    from checker import spark_walk
+
+    def refuse(*_a: object, **_k: object) -> None:
+        raise ReachedSpark
+
+    monkeypatch.setattr(spark_walk, "start_session", refuse)
+
+
+def test_out_is_created_or_refused_in_one_line(tmp_path, capsys, no_spark):
     f = tmp_path / "file"
     f.write_text("x")
     assert main(["walk", "--out", str(f)]) == EXIT_USAGE
-    assert "not a folder" in capsys.readouterr().err
-    assert main(["walk", "--out", str(tmp_path / "no" / "such")]) == EXIT_USAGE
-    assert "does not exist" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err == f"replcheck: error: --out {f}: exists and is not a folder\n"
+    nested = tmp_path / "no" / "such"
+    with pytest.raises(ReachedSpark):  # created (parents too) before Spark starts
+        main(["walk", "--out", str(nested)])
+    assert nested.is_dir()
+
+
+def test_exit_codes_violation_wins_over_interrupted():
+    assert exit_code(violated=True, interrupted=True) == EXIT_VIOLATION
+    assert exit_code(violated=True, interrupted=False) == EXIT_VIOLATION
+    assert exit_code(violated=False, interrupted=True) == EXIT_INTERRUPTED == 130
+    assert exit_code(violated=False, interrupted=False) == EXIT_OK == 0
+
+
+class FakeSpark:
+    sparkContext = SimpleNamespace(master="local[1]")
+
+
+@pytest.fixture
+def fake_session(monkeypatch):
+    """start_session hands out a fake; records close_session calls."""
+    from checker import spark_walk
+
+    closed: list[object] = []
+    monkeypatch.setattr(spark_walk, "start_session", lambda *a, **k: FakeSpark)
+    monkeypatch.setattr(spark_walk, "close_session", closed.append)
+    monkeypatch.setattr(spark_walk, "default_partitions", lambda *a: 2)
+    return closed
+
+
+def _raise(exc: BaseException):
+    def go(*_a: object, **_k: object):
+        raise exc
+
+    return go
+
+
+def test_ctrl_c_while_spark_starts_is_one_line_and_exit_130(monkeypatch, capsys):
+    from checker import spark_walk
+
+    monkeypatch.setattr(spark_walk, "start_session", _raise(KeyboardInterrupt()))
+    assert main(["walk", "--walks", "10"]) == EXIT_INTERRUPTED
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == "replcheck: interrupted while Spark was starting; no walks ran\n"
+
+
+@pytest.mark.parametrize(
+    "exc, code, line",
+    [
+        (KeyboardInterrupt(), EXIT_INTERRUPTED, "replcheck: interrupted\n"),
+        (
+            "job",
+            EXIT_USAGE,
+            "replcheck: error: the Spark job failed: ValueError: boom\n",
+        ),
+    ],
+    ids=["second-ctrl-c", "job-failed"],
+)
+def test_the_session_is_closed_on_every_way_out(monkeypatch, capsys, fake_session, exc, code, line):
+    from checker import spark_walk
+
+    if exc == "job":
+        exc = spark_walk.JobFailed("ValueError: boom")
+    monkeypatch.setattr(spark_walk, "walk_job", _raise(exc))
+    assert main(["walk", "--walks", "10", "--quiet"]) == code
+    assert capsys.readouterr().err == line
+    assert fake_session == [FakeSpark]
 
 
 def test_missing_java_is_one_line(monkeypatch, tmp_path, capsys):

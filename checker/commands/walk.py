@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import sys
@@ -20,6 +19,7 @@ from checker.cli import (
     add_model_args,
     config_from_args,
     positive_int,
+    prepare_out_dir,
     whole_number,
 )
 from checker.report import table
@@ -130,21 +130,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     o.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
-def check_out_dir(path: str) -> None:
-    """Fail before the job, not after it, if --out cannot be written."""
-    if os.path.exists(path):
-        if not os.path.isdir(path):
-            raise UsageError(f"--out {path}: exists and is not a folder")
-        if not os.access(path, os.W_OK):
-            raise UsageError(f"--out {path}: folder is not writable")
-        return
-    parent = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(parent):
-        raise UsageError(f"--out {path}: folder {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise UsageError(f"--out {path}: folder {parent} is not writable")
-
-
 # -------------------------------------------------------------- counterexamples
 
 
@@ -201,34 +186,42 @@ def rebuild(
 # ------------------------------------------------------------------------ run
 
 
+def exit_code(violated: bool, interrupted: bool) -> int:
+    """A violation found before a stop is still a violation (1); else 130 if Ctrl-C cut
+    the walks short; else 0 -- "not violated in N walks", which is no proof."""
+    if violated:
+        return EXIT_VIOLATION
+    return EXIT_INTERRUPTED if interrupted else EXIT_OK
+
+
 def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     invariants = select(args.invariant)
-    if args.out:
-        check_out_dir(args.out)
     if args.master is not None and not args.master.strip():
         raise UsageError("--master: give a Spark master URL, e.g. local[*] or spark://host:7077")
+    if args.out:
+        prepare_out_dir(args.out, "--out")
 
     from checker import spark_walk  # Spark is only needed here
 
     started = time.monotonic()
-    reused = spark_walk.active_session() is not None  # e.g. a notebook's: leave it running
     try:
         spark = spark_walk.start_session(args.master, conf=args.spark_conf)
     except spark_walk.SparkUnavailable as exc:
         raise UsageError(str(exc)) from None
+    except KeyboardInterrupt:  # start_session has ended the JVM it launched
+        print("replcheck: interrupted while Spark was starting; no walks ran", file=sys.stderr)
+        return EXIT_INTERRUPTED
     startup = time.monotonic() - started
     try:
         return _run_job(spark, spark_walk, args, config, invariants, started, startup)
     except spark_walk.JobFailed as exc:
         raise UsageError(f"the Spark job failed: {exc}") from None
-    except KeyboardInterrupt:
-        print("replcheck: interrupted; the Spark job was cancelled", file=sys.stderr)
+    except KeyboardInterrupt:  # a second Ctrl-C, or one after the walks (aggregating, shrinking)
+        print("replcheck: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:
-        if not reused:
-            with contextlib.suppress(Exception):  # the JVM may already be gone after Ctrl-C
-                spark.stop()
+        spark_walk.close_session(spark)  # the JVM, its process group, the temporary folder
 
 
 def _run_job(spark, spark_walk, args, config, invariants, started, startup) -> int:
@@ -252,31 +245,31 @@ def _run_job(spark, spark_walk, args, config, invariants, started, startup) -> i
             file=sys.stderr,
             flush=True,
         )
-    if args.quiet:
-        df, job_seconds = spark_walk.run_walks(spark, job)
-    else:
-        with spark_walk.ProgressReporter(spark, args.walks, partitions):
-            df, job_seconds = spark_walk.run_walks(spark, job)
-    summary = spark_walk.aggregate(df, job, job_seconds)
-
-    by_id = {inv.id: inv for inv in invariants}
-    examples: dict[str, Counterexample] = {}
-    for inv in invariants:  # registry order: the most important first
-        if inv.id in summary.shortest:
-            walk_steps, walk_id, path, message = summary.shortest[inv.id]
-            examples[inv.id] = rebuild(
-                config, by_id[inv.id], walk_id, walk_steps, path, message, not args.no_shrink
-            )
-    if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        for ex in examples.values():
-            ex.trace_file = os.path.join(args.out, f"{ex.invariant}.itf.json")
-            write_itf(ex.trace_file, trace_to_itf(config, ex.steps, ex.invariant, ex.message))
-        df.write.mode("overwrite").parquet(os.path.join(args.out, PARQUET))
-    df.unpersist()
+    walked = spark_walk.walk_job(spark, job, progress=not args.quiet)
+    try:
+        summary = spark_walk.aggregate(walked.df, job, walked.seconds)
+        # Ctrl-C just as the last task finished cut nothing short: the run is complete.
+        interrupted = walked.interrupted and summary.walks < args.walks
+        by_id = {inv.id: inv for inv in invariants}
+        examples: dict[str, Counterexample] = {}
+        for inv in invariants:  # registry order: the most important first
+            if inv.id in summary.shortest:
+                walk_steps, walk_id, path, message = summary.shortest[inv.id]
+                examples[inv.id] = rebuild(
+                    config, by_id[inv.id], walk_id, walk_steps, path, message, not args.no_shrink
+                )
+        if args.out:
+            for ex in examples.values():
+                ex.trace_file = os.path.join(args.out, f"{ex.invariant}.itf.json")
+                write_itf(ex.trace_file, trace_to_itf(config, ex.steps, ex.invariant, ex.message))
+            walked.df.write.mode("overwrite").parquet(os.path.join(args.out, PARQUET))
+    finally:
+        walked.close()
     seconds = time.monotonic() - started
 
-    doc = to_json(config, args, summary, examples, invariants, master, seconds, startup)
+    doc = to_json(
+        config, args, summary, examples, invariants, master, seconds, startup, interrupted
+    )
     if args.out:
         with open(os.path.join(args.out, SUMMARY), "w", encoding="utf-8") as fh:
             json.dump(doc, fh, indent=2)
@@ -285,20 +278,31 @@ def _run_job(spark, spark_walk, args, config, invariants, started, startup) -> i
         print(json.dumps(doc, indent=2))
     else:
         print_text(config, args, summary, examples, invariants, doc)
-    return EXIT_VIOLATION if examples else EXIT_OK
+    return exit_code(bool(examples), interrupted)
 
 
 # --------------------------------------------------------------------- output
 
 
-def to_json(config, args, summary, examples, invariants, master, seconds, startup) -> dict:
+def result_word(violated: bool, interrupted: bool) -> str:
+    """An interrupted run without a violation must not read as a pass."""
+    if violated:
+        return "violated"
+    return "interrupted" if interrupted else "not violated"
+
+
+def to_json(
+    config, args, summary, examples, invariants, master, seconds, startup, interrupted=False
+) -> dict:
     first = next(iter(examples.values()), None)
     job = summary.job_seconds
     return {
-        "result": "violated" if examples else "not violated",
+        "result": result_word(bool(examples), interrupted),
+        "interrupted": interrupted,
         "invariant": first.invariant if first else None,
         "message": first.message if first else None,
         "walks": summary.walks,
+        "walks_requested": args.walks,
         "steps": summary.steps,
         "violations": {inv.id: summary.violations.get(inv.id, 0) for inv in invariants},
         "shortest_trace_length": min((ex.length for ex in examples.values()), default=None),
@@ -335,6 +339,11 @@ def to_json(config, args, summary, examples, invariants, master, seconds, startu
 
 def print_text(config, args, summary, examples, invariants, doc) -> None:
     print(f"replcheck walk: {config.describe()}")
+    if doc["interrupted"]:
+        print(
+            f"interrupted: {summary.walks:,} of {args.walks:,} walks done (Ctrl-C; this "
+            "report covers those walks)"
+        )
     choice = "swarm" if args.swarm else "uniform"
     print(
         f"{summary.walks:,} walks ({choice}, depth <= {args.depth}, seed {args.seed}) on "
@@ -393,4 +402,9 @@ def print_text(config, args, summary, examples, invariants, doc) -> None:
             print(f"trace written to {ex.trace_file} (ITF JSON)")
         print(f"per-walk results written to {os.path.join(args.out, PARQUET)} (Parquet)")
     print()
-    print(f"result: {doc['result']}")
+    if doc["result"] == "not violated":
+        print(f"result: not violated in {summary.walks:,} walks (random walks prove nothing)")
+    elif doc["result"] == "interrupted":
+        print(f"result: interrupted; not violated in the {summary.walks:,} walks done")
+    else:
+        print(f"result: {doc['result']}")

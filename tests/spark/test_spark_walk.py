@@ -1,15 +1,24 @@
-"""The walk job on local[2]: finds the seeds' hw data loss, is deterministic, aggregates right."""
+"""The walk job on local[2]: finds the seeds' hw data loss, is deterministic, aggregates right,
+and keeps the walks done when Ctrl-C stops it.
+
+Slow: these share one Spark session (seconds to start) and run several jobs; the default
+run's smoke test is in test_walk_process.py.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import threading
+import time
 
 import pytest
 
 from checker import spark_walk
 from checker.cli import main
 from checker.commands.walk import rebuild
-from checker.walk import KINDS, Walker, summarize
+from checker.walk import KINDS, Walker, partition_bounds, summarize
 from invariants import select
 from model import KafkaReplication, make_config
 from traces.load import load_trace
@@ -18,6 +27,8 @@ from traces.replay import execute
 SEEDS = dict(replicas=2, records=1, epochs=2, crashes=1)  # the seeds' data loss (BFS: 9 states)
 LOSS = "no-committed-data-loss"
 WALKS, DEPTH = 2000, 20  # seed 0 finds the loss twice (walks 1091 and 1731) in 2000 walks
+
+pytestmark = pytest.mark.slow
 
 
 def job(mode: str, partitions: int, invariants=None) -> spark_walk.WalkJob:
@@ -108,3 +119,73 @@ def test_cli_walk_json_and_out(spark, tmp_path, capsys):
     rows = spark.read.parquet(str(out / "walks.parquet"))
     assert rows.count() == 2000 and rows.where("invariant IS NOT NULL").count() == 2
     assert spark.sparkContext._jsc is not None  # the shared session is still alive
+
+
+def _ctrl_c_once_a_task_is_done(spark, partitions: int) -> threading.Thread:
+    """Send this process SIGINT once the walk stage has a finished task."""
+    tracker = spark.sparkContext.statusTracker()
+
+    def watch() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            for stage_id in tracker.getActiveStageIds():
+                info = tracker.getStageInfo(stage_id)
+                if info and info.numTasks == partitions and info.numCompletedTasks >= 1:
+                    os.kill(os.getpid(), signal.SIGINT)
+                    return
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("cooperative", [True, False], ids=["local-stop-file", "cancel"])
+def test_ctrl_c_keeps_exactly_the_walks_done(spark, cooperative):
+    """Ctrl-C mid-job: the DataFrame holds exactly the walks finished -- each one the
+    same row as the plain-Python walk of that id -- and later actions do not walk more.
+    With the stop file (local masters) a running task keeps the walks it finished (a
+    prefix of its range); with cancellation (clusters) only whole tasks count."""
+    partitions, walks = 24, 24 * 150
+    job = spark_walk.WalkJob(
+        make_config(dict(mode="kip320", replicas=3, records=2, epochs=3, crashes=2)),
+        walks=walks,
+        depth=60,
+        seed=5,
+        partitions=partitions,
+    )
+    previous = signal.signal(signal.SIGINT, lambda *_: None)  # a late SIGINT must not hurt
+    try:
+        watcher = _ctrl_c_once_a_task_is_done(spark, partitions)
+        run = spark_walk.walk_job(spark, job, cooperative=cooperative)
+        watcher.join(5)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    try:
+        assert run.interrupted
+        rows = sorted(run.df.collect(), key=lambda r: r["walk_id"])
+        again = run.df.count()
+        summary = spark_walk.aggregate(run.df, job, run.seconds)
+    finally:
+        run.close()
+    assert 0 < len(rows) < walks and again == len(rows) == summary.walks
+    walker = Walker(job.config, depth=job.depth)
+    by_partition: dict[int, list[int]] = {}
+    for row in rows:
+        expected = walker.walk(job.seed, row["walk_id"]).to_row()
+        assert tuple(row["action_counts"]) == expected[6] and row["steps"] == expected[1]
+        assert row["fingerprints"] == expected[7] and row["end"] == expected[2]
+        index = next(
+            i
+            for i in range(partitions)
+            if row["walk_id"] < partition_bounds(walks, partitions, i)[1]
+        )
+        by_partition.setdefault(index, []).append(row["walk_id"])
+    for index, ids in by_partition.items():
+        first, end = partition_bounds(walks, partitions, index)
+        assert ids == list(range(first, first + len(ids)))  # a prefix of the task's range
+        if not cooperative:
+            assert len(ids) == end - first  # a cancelled job keeps whole tasks only
+    exact = summarize(walker.walk(job.seed, r["walk_id"]) for r in rows)
+    assert summary.steps == exact.steps and summary.action_counts == exact.action_counts
+    assert {end: n for end, n in summary.ends.items() if n} == exact.ends
