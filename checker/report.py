@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from html import escape
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from checker.bfs import SearchResult, Violation
 from invariants import Invariant
@@ -96,40 +99,118 @@ def markdown_table(
     return "\n".join(lines)
 
 
-def html_page(title: str, intro: str, tables: Sequence[tuple[str, str]]) -> str:
-    """A self-contained HTML page of (heading, Markdown-free table HTML) sections."""
+PAGE_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 80em; }
+table { border-collapse: collapse; margin: 1em 0; }
+th, td { border: 1px solid #ccc; padding: .35em .7em; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; }
+td.violated { background: #fde2e1; color: #8a1c14; font-weight: 600; }
+td.holds { background: #e3f5e1; color: #1d5c1a; }
+td.incomplete { background: #fff3cd; color: #6b4e00; }
+td.violated a { color: inherit; }
+.links { font-size: .85em; font-weight: normal; margin-top: .2em; }
+.links a { margin-right: .6em; }
+.note { background: #fff3cd; border-left: 4px solid #b8860b; padding: .4em .8em; }
+.counterexample { margin: 1em 0; padding: .2em 1em .6em; border-left: 4px solid #c62828;
+  background: #fdf3f3; }
+.counterexample h3 { margin: .5em 0 .3em; font-size: 1.05em; }
+.counterexample:target { outline: 2px solid #1565c0; }
+code { font-family: ui-monospace, monospace; }
+"""
+
+
+def html_page(
+    title: str,
+    intro: str,
+    tables: Sequence[tuple[str, str]],
+    *,
+    notes: Sequence[str] = (),
+) -> str:
+    """A self-contained HTML page (inline style, nothing fetched) of (heading, HTML) sections.
+
+    ``intro`` and ``notes`` are plain text (escaped here); a note is a warning
+    the reader must not miss, e.g. a search that stopped before exhausting.
+    """
+    note_html = "".join(f'<p class="note">{escape(n)}</p>\n' for n in notes)
     body = "\n".join(f"<h2>{escape(h)}</h2>\n{t}" for h, t in tables)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 2em; color: #222; }}
-table {{ border-collapse: collapse; margin: 1em 0; }}
-th, td {{ border: 1px solid #ccc; padding: .35em .7em; text-align: left; }}
-th {{ background: #f4f4f4; }}
-td.violated {{ background: #fde2e1; color: #8a1c14; font-weight: 600; }}
-td.holds {{ background: #e3f5e1; color: #1d5c1a; }}
-code {{ font-family: ui-monospace, monospace; }}
-</style></head>
+<style>{PAGE_STYLE}</style></head>
 <body><h1>{escape(title)}</h1><p>{escape(intro)}</p>
-{body}
+{note_html}{body}
 </body></html>
 """
 
 
+def relative_href(path: str, page_dir: str) -> str:
+    """A link from a page in ``page_dir`` to ``path``, relative so the two can move together."""
+    target = os.path.abspath(path)
+    try:
+        rel = os.path.relpath(target, os.path.abspath(page_dir))
+    except ValueError:  # another drive (Windows): no relative path exists
+        return Path(target).as_uri()
+    return quote(Path(rel).as_posix())
+
+
+def _html_links(links: Sequence[tuple[str, str]]) -> str:
+    """(label, href) pairs as one line of links; empty when there are none."""
+    if not links:
+        return ""
+    items = "".join(f'<a href="{escape(href)}">{escape(label)}</a>' for label, href in links)
+    return f'<div class="links">{items}</div>'
+
+
 def html_table(
-    rows: Sequence[str], columns: Sequence[str], cells: dict[tuple[str, str], str]
+    rows: Sequence[str],
+    columns: Sequence[str],
+    cells: dict[tuple[str, str], str],
+    *,
+    hrefs: Mapping[tuple[str, str], str] | None = None,
+    links: Mapping[tuple[str, str], Sequence[tuple[str, str]]] | None = None,
 ) -> str:
+    """The :func:`table` as HTML, each cell coloured by its verdict.
+
+    ``hrefs[(row, col)]`` makes that cell's text a link (e.g. to its explanation
+    on the page); ``links[(row, col)]`` adds (label, href) links under the text
+    (e.g. to the counterexample's trace files).
+    """
+    hrefs = hrefs or {}
+    links = links or {}
     head = "".join(f"<th>{escape(c)}</th>" for c in columns)
     out = [f"<table><tr><th>invariant</th>{head}</tr>"]
     for row in rows:
         tds = []
         for c in columns:
             text = cells[(row, c)]
-            kind = "violated" if text.startswith("VIOLATED") else "holds"
-            tds.append(f'<td class="{kind}">{escape(text)}</td>')
+            if text.startswith("VIOLATED"):
+                kind = "violated"
+            elif text.startswith("holds"):
+                kind = "holds"
+            else:
+                kind = "incomplete"
+            shown = escape(text)
+            if (row, c) in hrefs:
+                shown = f'<a href="{escape(hrefs[(row, c)])}">{shown}</a>'
+            extra = _html_links(links.get((row, c), ()))
+            tds.append(f'<td class="{kind}">{shown}{extra}</td>')
         out.append(f"<tr><td><code>{escape(row)}</code></td>{''.join(tds)}</tr>")
     out.append("</table>")
     return "\n".join(out)
+
+
+def html_counterexample(
+    anchor: str, mode: str, violation: Violation, links: Sequence[tuple[str, str]] = ()
+) -> str:
+    """One counterexample explained as ``--markdown`` does, with links to its files.
+
+    ``anchor`` is the element id the verdict table links to.
+    """
+    return (
+        f'<div class="counterexample" id="{escape(anchor)}">'
+        f"<h3>{escape(mode)}: <code>{escape(violation.invariant)}</code> "
+        f"(trace of {violation.length} states)</h3>"
+        f"<p>{escape(summarize_violation(violation))}</p>{_html_links(links)}</div>"
+    )
 
 
 def summarize_violation(violation: Violation) -> str:

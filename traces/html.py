@@ -4,8 +4,10 @@ The timeline has one lane per replica (and one for the controller), one column
 per step.  Each cell shows the replica's role and epoch, its log as boxes
 coloured by the epoch each record was written in, its HW and LEO marks, and
 whether it is in the controller's ISR; crashed replicas are greyed out.  The
-step where the invariant breaks is highlighted.  No scripts or styles are
-fetched: everything is inline, so the file can be attached to a bug report.
+step where the invariant breaks is highlighted, and the page opens scrolled to
+it (a long trace would otherwise show its first steps only).  No scripts or
+styles are fetched: everything is inline, so the file can be attached to a
+bug report.
 """
 
 from __future__ import annotations
@@ -29,35 +31,51 @@ h1 { font-size: 1.3rem; margin: 0 0 .3rem; }
 .verdict.violated { background: #fde2e2; border-left: 4px solid #c62828; }
 .verdict.ok { background: #e3f2e1; border-left: 4px solid #2e7d32; }
 .verdict.diverged { background: #fff3cd; border-left: 4px solid #b8860b; }
-.layout { display: grid; grid-template-columns: minmax(0, 3fr) minmax(320px, 2fr); gap: 1rem; }
-@media (max-width: 1100px) { .layout { grid-template-columns: 1fr; } }
+.layout { display: grid; grid-template-columns: minmax(0, 3fr) minmax(320px, 2fr); gap: 1rem;
+  align-items: start; }
+.steps { max-height: 75vh; overflow-y: auto; box-sizing: border-box; }
+#step-table thead th { position: sticky; top: 0; background: #fff; z-index: 1; }
+@media (max-width: 1100px) {
+  .layout { grid-template-columns: 1fr; }
+  .steps { max-height: none; }
+}
 .timeline { overflow-x: auto; border: 1px solid #ddd; }
 table { border-collapse: collapse; }
-.lanes th, .lanes td { border: 1px solid #e3e3e3; padding: 4px; vertical-align: top; }
-.lanes thead th { background: #fafafa; font-weight: normal; font-size: 12px; min-width: 92px; }
-.lanes tbody th { background: #fafafa; text-align: left; white-space: nowrap; }
-.cell { font-size: 12px; min-width: 92px; }
+.lanes { border-collapse: separate; border-spacing: 0; }  /* collapsed borders break sticky */
+.lanes th, .lanes td { border: solid #e3e3e3; border-width: 0 1px 1px 0; padding: 4px 5px;
+  vertical-align: top; }
+.lanes thead th { background: #fafafa; font-weight: normal; font-size: 12px; }
+.lanes tbody th { text-align: left; white-space: nowrap; }
+.lanes .lane-head { position: sticky; left: 0; z-index: 2; background: #fafafa;
+  box-shadow: inset -1px 0 0 #ccc; }
+.cell { font-size: 12px; min-width: 76px; }
 .cell.changed { box-shadow: inset 0 0 0 2px #1565c0; }
 .cell.down { background: repeating-linear-gradient(45deg, #eee, #eee 4px, #f8f8f8 4px, #f8f8f8 8px);
-  color: #777; }
-.role { font-weight: 600; white-space: nowrap; }
+  color: #666; }
+.role { font-weight: 600; }
 .role.leader { color: #1b5e20; }
-.log { display: flex; align-items: stretch; flex-wrap: nowrap; margin: 3px 0; min-height: 20px; }
+.nw { white-space: nowrap; }
+.log { display: flex; align-items: stretch; flex-wrap: nowrap; margin: 3px 0 3px 6px;
+  min-height: 20px; }
 .rec { display: inline-block; min-width: 24px; padding: 1px 3px; margin-right: 1px; color: #fff;
   text-align: center; border-radius: 2px; font-family: monospace; font-size: 11px; }
 .rec.ghost { background: transparent; border: 1px dashed #c62828; color: #c62828; }
 .mark { display: inline-block; width: 0; border-left: 2px solid; margin: -2px 2px;
   position: relative; }
-.mark span { position: absolute; top: 100%; left: -6px; font-size: 9px; }
+.mark span { position: absolute; top: 100%; left: -6px; font-size: 9px; white-space: nowrap; }
+/* the mark at the log's end labels leftwards, under its records, so it stays in the cell */
+.log > .mark:last-child:not(:first-child) span { left: auto; right: -2px; }
 .mark.hw { border-color: #c62828; }
 .mark.leo { border-color: #1565c0; border-left-style: dotted; }
 .mark.hw.leo { border-left: 3px double #6a1b9a; }
 .legend .mark { height: 12px; margin: 0 4px; }
 .nums { font-family: monospace; font-size: 11px; color: #444; margin-top: 12px; }
-.isr { font-size: 10px; border-radius: 3px; padding: 0 3px; display: inline-block; }
+.cell.down .nums { color: #555; }
+.isr { font-size: 10px; border-radius: 3px; padding: 0 3px; display: inline-block;
+  white-space: nowrap; }
 .isr.in { background: #e8f5e9; color: #1b5e20; }
 .isr.out { background: #fbe9e7; color: #bf360c; }
-.crash-note { color: #b71c1c; font-weight: 600; }
+.crash-note { color: #b71c1c; font-weight: 600; white-space: nowrap; }
 .broken { background: #ffebee !important; }
 .cell.broken { box-shadow: inset 0 0 0 3px #c62828; }
 .lanes thead th.broken { background: #c62828 !important; color: #fff; }
@@ -71,7 +89,62 @@ table { border-collapse: collapse; }
 .legend .rec { margin-right: 6px; }
 """
 
+# Runs at the end of the body.  On load the timeline is scrolled so that the
+# step of interest (the violation, or where a replay diverged) is its last
+# fully visible column with as many whole columns before it as fit: a long
+# trace must not open on its first steps with the violation behind a scroll.
+# The step table, a scroll box of its own beside the timeline, shows that row.
+# A resize before the reader has scrolled or clicked (a window opening at its
+# final size after load) does it again.
 SCRIPT = """
+function offsetIn(box, el) {
+  var b = box.getBoundingClientRect(), r = el.getBoundingClientRect();
+  return {
+    left: r.left - b.left - box.clientLeft + box.scrollLeft,
+    right: r.right - b.left - box.clientLeft + box.scrollLeft,
+    top: r.top - b.top - box.clientTop + box.scrollTop,
+    bottom: r.bottom - b.top - box.clientTop + box.scrollTop
+  };
+}
+function showColumn(step) {
+  var tl = document.getElementById('timeline');
+  var col = tl.querySelector('thead th[data-step="' + step + '"]');
+  if (!col) return;
+  var lane = tl.querySelector('thead .lane-head');
+  var covered = lane ? lane.getBoundingClientRect().width : 0;
+  var c = offsetIn(tl, col);
+  if (c.left - covered >= tl.scrollLeft && c.right <= tl.scrollLeft + tl.clientWidth) return;
+  var next = col.nextElementSibling;
+  var right = c.right + (next ? Math.min(offsetIn(tl, next).right - c.right, 24) : 4);
+  var target = Math.max(0, right - tl.clientWidth);
+  var heads = tl.querySelectorAll('thead th[data-step]');
+  for (var i = 0; i < heads.length; i++) {  // start on a whole column, not half of one
+    var left = offsetIn(tl, heads[i]).left - covered;
+    if (left >= target) { target = Math.min(left, c.left - covered); break; }
+  }
+  var room = tl.scrollWidth - tl.clientWidth;  // the last column: room after it to start whole
+  if (target > room) tl.style.paddingRight = (target - room) + 'px';
+  tl.scrollLeft = Math.max(0, target);
+}
+function showRow(step) {
+  var box = document.querySelector('.steps');
+  var row = box.querySelector('tr.step-row[data-step="' + step + '"]');
+  if (!row || box.scrollHeight <= box.clientHeight) return;
+  var head = box.querySelector('thead');
+  var top = head ? head.getBoundingClientRect().height : 0;
+  var r = offsetIn(box, row);
+  if (r.top - top < box.scrollTop) { box.scrollTop = r.top - top; return; }
+  if (r.bottom <= box.scrollTop + box.clientHeight) return;
+  var target = r.bottom - box.clientHeight + 4;
+  var rows = box.querySelectorAll('tr.step-row');
+  for (var i = 0; i < rows.length; i++) {  // start on a whole row, not under the header
+    var t = offsetIn(box, rows[i]).top - top;
+    if (t >= target) { target = Math.min(t, r.top - top); break; }
+  }
+  var room = box.scrollHeight - box.clientHeight;
+  if (target > room) box.style.paddingBottom = (target - room) + 'px';
+  box.scrollTop = target;
+}
 document.querySelectorAll('[data-step]').forEach(function (el) {
   el.addEventListener('click', function () {
     var step = el.getAttribute('data-step');
@@ -81,8 +154,29 @@ document.querySelectorAll('[data-step]').forEach(function (el) {
     document.querySelectorAll('[data-step="' + step + '"]').forEach(function (x) {
       x.classList.add('selected');
     });
+    showColumn(step);
+    showRow(step);
   });
 });
+(function () {
+  var focus = document.getElementById('timeline').getAttribute('data-focus');
+  if (focus === null) return;
+  var touched = false;  // once the reader scrolls or clicks, the page stays where they put it
+  ['wheel', 'mousedown', 'keydown', 'touchstart'].forEach(function (name) {
+    window.addEventListener(name, function () { touched = true; }, true);
+  });
+  function open() {
+    var tl = document.getElementById('timeline'), steps = document.querySelector('.steps');
+    tl.style.paddingRight = '';
+    steps.style.paddingBottom = '';
+    tl.scrollLeft = 0;
+    steps.scrollTop = 0;
+    showColumn(focus);
+    showRow(focus);
+  }
+  open();
+  window.addEventListener('resize', function () { if (!touched) open(); });
+})();
 """
 
 
@@ -140,24 +234,29 @@ def replica_html(i: int, r: Replica, s: State, prev: State | None, step: int, br
         classes.append("down")
         crashed_now = prev is not None and prev.replicas[i].alive
         note = '<div class="crash-note">&#10005; crashed</div>' if crashed_now else ""
+        # Short unbreakable pieces, one a line: the column stays narrow and nothing is cut.
         body = (
             f'{note}<div class="role">DOWN</div>{log_html(r, show_hw=False)}'
-            f'<div class="nums">on disk: LEO {len(r.log)}, ckpt {r.hw_checkpoint}</div>{isr}'
+            f'<div class="nums"><div class="nw" title="log end offset kept on disk">'
+            f'disk LEO {len(r.log)}</div><div class="nw" title="HW checkpoint">'
+            f"HW ckpt {r.hw_checkpoint}</div></div>{isr}"
         )
     else:
         if r.leader == i:
-            role, role_class = f"leader e{r.epoch}", "leader"
+            parts, role_class = [f"leader e{r.epoch}"], "leader"
             if r.isr:
-                role += " isr{" + ",".join(f"r{m}" for m in members(r.isr)) + "}"
+                parts.append("isr{" + ",".join(f"r{m}" for m in members(r.isr)) + "}")
         elif r.leader == NO_LEADER:
-            role, role_class = f"no leader e{r.epoch}", "none"
+            parts, role_class = [f"no leader e{r.epoch}"], "none"
         else:
-            role, role_class = f"follows r{r.leader} e{r.epoch}", "follower"
+            parts, role_class = [f"follows r{r.leader} e{r.epoch}"], "follower"
+        # each part stays whole; the ISR may go to its own line in a narrow column
+        role = " ".join(f'<span class="nw">{escape(p)}</span>' for p in parts)
         restarted = prev is not None and not prev.replicas[i].alive
         note = '<div class="crash-note">restarted</div>' if restarted else ""
         body = (
-            f'{note}<div class="role {role_class}">{escape(role)}</div>{log_html(r)}'
-            f'<div class="nums">HW {r.hw} &middot; LEO {len(r.log)}</div>{isr}'
+            f'{note}<div class="role {role_class}">{role}</div>{log_html(r)}'
+            f'<div class="nums nw">HW {r.hw} &middot; LEO {len(r.log)}</div>{isr}'
         )
     return f'<td class="{" ".join(classes)}" data-step="{step}" data-replica="{i}">{body}</td>'
 
@@ -170,8 +269,15 @@ def render_steps(
     verdict: str,
     verdict_class: str,
     broken_step: int | None,
+    focus_step: int | None = None,
 ) -> str:
-    """The page for a list of (action, state) steps."""
+    """The page for a list of (action, state) steps.
+
+    ``focus_step`` (default: ``broken_step``) is the step the page opens on:
+    the timeline is scrolled to bring its column into view.
+    """
+    if focus_step is None:
+        focus_step = broken_step
     n = config.replicas
     heads, lanes, ctrl, rows = [], [[] for _ in range(n)], [], []
     prev: State | None = None
@@ -200,10 +306,13 @@ def render_steps(
         )
         prev = s
     body_rows = [
-        f'<tr class="lane" data-replica="{i}"><th>r{i}</th>{"".join(cells)}</tr>'
+        f'<tr class="lane" data-replica="{i}"><th class="lane-head">r{i}</th>{"".join(cells)}</tr>'
         for i, cells in enumerate(lanes)
     ]
-    body_rows.append(f'<tr class="lane controller"><th>controller</th>{"".join(ctrl)}</tr>')
+    body_rows.append(
+        f'<tr class="lane controller"><th class="lane-head">controller</th>{"".join(ctrl)}</tr>'
+    )
+    focus = f' data-focus="{focus_step}"' if focus_step is not None else ""
     epochs = sorted({record_epoch(x) for _, s in steps for r in s.replicas for x in r.log})
     legend = "".join(
         f'<span class="rec" style="background:{epoch_colour(e)}">epoch {e}</span>' for e in epochs
@@ -226,9 +335,9 @@ def render_steps(
 blue outline: changed at this step; red: the invariant breaks here</div>
 </header>
 <main class="layout">
-<section class="timeline" id="timeline">
+<section class="timeline" id="timeline"{focus}>
 <table class="lanes">
-<thead><tr><th>step</th>{"".join(heads)}</tr></thead>
+<thead><tr><th class="lane-head">step</th>{"".join(heads)}</tr></thead>
 <tbody>
 {chr(10).join(body_rows)}
 </tbody>
@@ -254,9 +363,11 @@ def render_html(result: ReplayResult) -> str:
     trace = result.trace
     inv = result.invariant
     title = f"replcheck: counterexample to {inv}" if inv else "replcheck: trace"
+    focus = None
     if result.divergence is not None:
         div = result.divergence
         verdict, cls = f"The trace diverges at step {div.step}: {div.reason}", "diverged"
+        focus = min(div.step, len(result.steps) - 1)
     elif inv is not None and result.broken_step is not None:
         message = result.message or result.first_violated[inv][1]
         verdict = f"{inv} is violated at step {result.broken_step}: {message}"
@@ -270,4 +381,27 @@ def render_html(result: ReplayResult) -> str:
         verdict=verdict,
         verdict_class=cls,
         broken_step=result.broken_step,
+        focus_step=focus,
+    )
+
+
+def render_violation(
+    config: Config,
+    steps: Sequence[tuple[Action | None, State]],
+    invariant: str,
+    message: str,
+) -> str:
+    """The page for a search's counterexample, whose last state is the first to break it.
+
+    The same page ``replay --html`` writes for the trace, without re-executing it:
+    ``compare --trace-dir`` puts one beside each ITF file, which a browser cannot show.
+    """
+    last = len(steps) - 1
+    return render_steps(
+        config,
+        steps,
+        title=f"replcheck: counterexample to {invariant}",
+        verdict=f"{invariant} is violated at step {last}: {message}",
+        verdict_class="violated",
+        broken_step=last,
     )
