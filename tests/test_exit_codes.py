@@ -151,6 +151,13 @@ def test_ctrl_c_on_compare_reports_the_modes_done(tmp_path):
     assert "hw" in out
 
 
+def test_ctrl_c_on_compare_names_the_modes_not_run(tmp_path):
+    code, out, err = _interrupt(["compare", "--modes", "kip320,hw", *BIG[2:], "--quiet"], 2.0)
+    assert code == 130, err
+    assert "note [kip320]: interrupted" in out
+    assert "note [hw]: not run (interrupted before it started)" in out
+
+
 # ------------------------------------------------------- small things
 
 

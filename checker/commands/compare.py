@@ -22,9 +22,11 @@ from checker.cli import (
 from checker.commands.check import search, status_note
 from checker.report import (
     cell,
+    html_counterexample,
     html_page,
     html_table,
     markdown_table,
+    relative_href,
     summarize_violation,
     table,
     to_json,
@@ -35,6 +37,7 @@ from traces.itf import trace_to_itf, write_itf
 
 NAME = "compare"
 ORDER = 20
+NOT_RUN = "not run (interrupted before it started)"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -57,11 +60,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="print the table as Markdown, each counterexample explained (not with --json)",
     )
-    out.add_argument("--html", metavar="OUT.html", help="also write the table as an HTML page")
+    out.add_argument(
+        "--html",
+        metavar="OUT.html",
+        help="also write an HTML page: the table, each counterexample explained, and "
+        "(with --trace-dir) links to its trace and timeline",
+    )
     out.add_argument(
         "--trace-dir",
         metavar="DIR",
-        help="save every counterexample as DIR/<mode>.<invariant>.itf.json",
+        help="save every counterexample as DIR/<mode>.<invariant>.itf.json (created if "
+        "missing); with --html, also its timeline as DIR/<mode>.<invariant>.html",
     )
 
 
@@ -96,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
         if results[m].status == "interrupted":
             break
     done = list(results)
+    not_run = [m for m in modes if m not in done]
     rows = [inv.id for inv in invariants]
     cells = {(r, m): cell(results[m], r) for r in rows for m in done}
     bounds = configs[modes[0]].describe().split(" ", 1)[1]
@@ -106,9 +116,34 @@ def run(args: argparse.Namespace) -> int:
                 steps = [(s.action, s.state) for s in v.trace]
                 write_itf(path, trace_to_itf(configs[m], steps, v.invariant, v.message))
     if args.html:
-        page = html_page(
-            "replcheck compare", f"Bounds: {bounds}.", [("Verdicts", html_table(rows, done, cells))]
-        )
+        # What --markdown prints, plus links to each counterexample's trace and, since a
+        # browser cannot show an ITF file, its timeline written beside it.
+        from traces.html import render_violation
+
+        page_dir = os.path.dirname(os.path.abspath(args.html))
+        hrefs: dict[tuple[str, str], str] = {}
+        links: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        explained = []
+        for m in done:
+            for v in results[m].violations.values():
+                key, anchor = (v.invariant, m), f"{m}.{v.invariant}"
+                hrefs[key] = f"#{anchor}"
+                if args.trace_dir:
+                    base = os.path.join(args.trace_dir, anchor)
+                    steps = [(s.action, s.state) for s in v.trace]
+                    with open(base + ".html", "w", encoding="utf-8") as fh:
+                        fh.write(render_violation(configs[m], steps, v.invariant, v.message))
+                    links[key] = [
+                        ("timeline", relative_href(base + ".html", page_dir)),
+                        ("trace (ITF)", relative_href(base + ".itf.json", page_dir)),
+                    ]
+                explained.append(html_counterexample(anchor, m, v, links.get(key, ())))
+        notes = [f"{m}: {note}" for m in done if (note := status_note(results[m]))]
+        notes += [f"{m}: {NOT_RUN}" for m in not_run]
+        sections = [("Verdicts", html_table(rows, done, cells, hrefs=hrefs, links=links))]
+        if explained:
+            sections.append(("Counterexamples", "\n".join(explained)))
+        page = html_page("replcheck compare", f"Bounds: {bounds}.", sections, notes=notes)
         with open(args.html, "w", encoding="utf-8") as fh:
             fh.write(page)
     if args.markdown:
@@ -117,9 +152,12 @@ def run(args: argparse.Namespace) -> int:
         for m in done:
             for v in results[m].violations.values():
                 print(f"\n- **{m}**, `{v.invariant}`: {summarize_violation(v)}")
+        for m in not_run:
+            print(f"\n- **{m}**: {NOT_RUN}")
     elif args.json:
         doc = {
             "modes": done,
+            "not_run": not_run,
             "config": {k: v for k, v in configs[modes[0]].to_dict().items() if k != "mode"},
             "results": {
                 m: to_json(configs[m], results[m], invariants, symmetry=not args.no_symmetry)
@@ -136,6 +174,8 @@ def run(args: argparse.Namespace) -> int:
             note = status_note(results[m])
             if note:
                 print(f"note [{m}]: {note}")
+        for m in not_run:
+            print(f"note [{m}]: {NOT_RUN}")
         for m in done:
             for v in results[m].violations.values():
                 print(f"\n[{m}] {v.invariant}: {v.message}")
