@@ -27,7 +27,8 @@ from typing import Any, NoReturn
 import checker.commands
 from checker.bfs import Progress, default_memory_budget
 from invariants import UnknownInvariant
-from model.config import MODES, Config, ConfigError, load_config_file, make_config
+from model.config import Config, ConfigError, load_config_file, make_config
+from model.releases import COVERED
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -98,7 +99,17 @@ def add_model_args(p: argparse.ArgumentParser, with_mode: bool = True) -> None:
     g = p.add_argument_group("model (flags override --config)")
     g.add_argument("--config", metavar="FILE.toml", help="read model keys from a TOML file")
     if with_mode:
-        g.add_argument("--mode", choices=list(MODES), help="truncation mode (default hw)")
+        g.add_argument(
+            "--kafka",
+            metavar="X.Y.Z",
+            help=f"the Kafka release to model, {COVERED} (default 0.10.2)",
+        )
+        g.add_argument(
+            "--mode",
+            metavar="MODE",
+            help="a release by its truncation mode: hw (0.10.2), kip101 (1.1.1), kip279 (2.0.0), "
+            "kip320 (2.1.0)",
+        )
     g.add_argument("--replicas", type=int, metavar="N", help="replicas, 2-5 (default 2)")
     g.add_argument("--records", type=int, metavar="N", help="producer writes in all (default 2)")
     g.add_argument(
@@ -130,6 +141,13 @@ def add_model_args(p: argparse.ArgumentParser, with_mode: bool = True) -> None:
         help="the controller may fail over: a replica may miss LeaderAndIsr requests and "
         "get only the current state",
     )
+    g.add_argument(
+        "--atomic",
+        action="store_true",
+        default=None,
+        help="coarse model: a fetch, and a whole epoch exchange, is one step (faster; what the "
+        "TLA+ specs do). Default: requests and responses are separate steps",
+    )
 
 
 def add_invariant_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
@@ -137,7 +155,8 @@ def add_invariant_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> 
         "--invariant",
         action="append",
         metavar="ID",
-        help="check only this invariant (repeatable; default: all, see list-invariants)",
+        help="check this invariant (repeatable; default: those list-invariants marks "
+        "default; 'all': every one)",
     )
 
 
@@ -195,8 +214,11 @@ def config_from_args(args: argparse.Namespace, mode: str | None = None) -> Confi
     if args.config:
         values.update(load_config_file(args.config))
         where = f"{args.config}: "
+    kafka, named = getattr(args, "kafka", None), getattr(args, "mode", None)
+    if kafka is not None and named is not None:
+        raise UsageError("--kafka and --mode: give one of them")
     flags = {
-        "mode": mode if mode is not None else getattr(args, "mode", None),
+        "mode": mode if mode is not None else kafka if kafka is not None else named,
         "replicas": args.replicas,
         "records": args.records,
         "epochs": args.epochs,
@@ -206,10 +228,13 @@ def config_from_args(args: argparse.Namespace, mode: str | None = None) -> Confi
         "unclean_election": args.unclean,
         "lossy_crash": args.lossy_crash,
         "controller_failover": args.controller_failover,
+        "atomic": args.atomic,
     }
     overridden = {k: v for k, v in flags.items() if v is not None}
     if overridden:
         where = ""  # a mix of file and flags: the message names the key only
+    if "mode" in overridden:
+        values.pop("kafka", None)
     values.update(overridden)
     return make_config(values, where)
 

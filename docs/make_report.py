@@ -22,7 +22,7 @@ from checker.report import cell, markdown_table, summarize_violation  # noqa: E4
 from invariants import INVARIANTS, select  # noqa: E402
 from model import KafkaReplication, make_config  # noqa: E402
 from model.config import MODES  # noqa: E402
-from model.modes import MODES as MODE_INFO  # noqa: E402
+from model.releases import MODE_RELEASES, TABLE, behaviour, parse_version  # noqa: E402
 from traces.itf import trace_to_itf  # noqa: E402
 
 REPORT = "hw-vs-leader-epoch.md"
@@ -81,12 +81,25 @@ def build() -> dict[str, str]:
         "length of the shortest counterexample. Each counterexample is an ITF file under "
         "`docs/traces/`; replay one with `replcheck replay docs/traces/FILE`.",
         "",
-        "| mode | Kafka | a replica becoming follower... |",
+        "Every search is at message level (a fetch and an epoch exchange are a request "
+        "and a later response); `--atomic` gives the coarse model.",
+        "",
+        "| mode | Kafka release | what it does that the release before it did not |",
         "|---|---|---|",
     ]
+    previous = None
     for name in MODES:
-        info = MODE_INFO[name]
-        out.append(f"| `{name}` | {info.kafka} | {info.summary} |")
+        release = MODE_RELEASES[name]
+        changes = [
+            why
+            for row in TABLE
+            for first, _value, why in row.changes
+            if previous is not None
+            and parse_version(previous) < parse_version(first) <= parse_version(release)
+            and getattr(behaviour(release), row.field) != getattr(behaviour(previous), row.field)
+        ]
+        out.append(f"| `{name}` | {release} | {'; '.join(changes) or 'the baseline'} |")
+        previous = release
 
     def section(title: str, values: dict, modes, invariants, note: str = "", tag: str = "") -> None:
         results: dict[str, SearchResult] = {}

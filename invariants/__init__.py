@@ -14,9 +14,12 @@ class UnknownInvariant(ValueError):
 
 
 def select(ids: Iterable[str] | None) -> tuple[Invariant, ...]:
-    """The invariants with these ids, in registry order; all of them for None or empty."""
+    """The invariants with these ids, in registry order; the default ones for None or empty
+    (``all`` selects every invariant)."""
     wanted = list(ids or [])
     if not wanted:
+        return tuple(inv for inv in INVARIANTS if inv.default)
+    if "all" in wanted:
         return INVARIANTS
     known = {inv.id for inv in INVARIANTS}
     for inv_id in wanted:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from model.state import (
     MUST_TRUNCATE,
+    NO_LEADER,
     TRUNCATED,
     State,
     members,
@@ -29,6 +30,9 @@ class Invariant:
     id: str
     description: str
     check: Callable[[State], Verdict]
+    # Checked when no --invariant is given.  Off for properties every Kafka
+    # release breaks by design (a documented trade-off, not a bug to gate on).
+    default: bool = True
 
     def __call__(self, state: State) -> Verdict:
         return self.check(state)
@@ -69,7 +73,7 @@ def _settled(r) -> bool:
     OffsetsForLeaderEpoch exchange may hold a stale tail below a reloaded HW;
     the property is about replicas *after* truncation (reference page).
     """
-    return bool(r.alive) and r.epoch > 0 and r.truncation != MUST_TRUNCATE
+    return bool(r.alive) and r.leader != NO_LEADER and r.truncation != MUST_TRUNCATE
 
 
 def consistent_logs(s: State) -> Verdict:
@@ -164,6 +168,49 @@ def strong_isr(s: State) -> Verdict:
     return None
 
 
+def follower_hw_committed(s: State) -> Verdict:
+    """Below its HW, every running replica holds what the true leader holds.
+
+    A consumer may read up to a replica's HW (from a follower since KIP-392): a
+    record below it that the true leader does not have at that offset is data a
+    consumer has seen and that the partition will not keep.
+    """
+    leader = true_leader(s)
+    if leader < 0:
+        return None
+    truth = s.replicas[leader].log
+    for i, r in enumerate(s.replicas):
+        if not r.alive or i == leader:
+            continue
+        for offset in range(min(r.hw, len(r.log))):
+            if offset >= len(truth) or r.log[offset] != truth[offset]:
+                has = record_name(truth[offset]) if offset < len(truth) else "nothing"
+                return (
+                    f"r{i} exposes {record_name(r.log[offset])} at offset {offset} below its "
+                    f"HW {r.hw}, where leader r{leader} has {has}"
+                )
+    return None
+
+
+def hw_monotonic(s: State) -> Verdict:
+    """The true leader's HW is never below the end of what was ever committed.
+
+    ``State.committed`` is as long as the highest HW a true leader exposed; a new
+    leader whose HW is lower exposes a shorter committed log to consumers (the
+    end offset they see goes backwards, KAFKA-2334).
+    """
+    leader = true_leader(s)
+    if leader < 0:
+        return None
+    hw = s.replicas[leader].hw
+    if hw < len(s.committed):
+        return (
+            f"leader r{leader} exposes HW {hw} in epoch {s.ctrl_epoch}, below the "
+            f"{len(s.committed)} record(s) a leader has already exposed as committed"
+        )
+    return None
+
+
 # Ordered by importance: reports lead with the first violated one.
 INVARIANTS: tuple[Invariant, ...] = (
     Invariant(
@@ -191,4 +238,18 @@ INVARIANTS: tuple[Invariant, ...] = (
         strong_isr,
     ),
     Invariant("leader-in-isr", "the controller's leader is a member of its ISR", leader_in_isr),
+    Invariant(
+        "follower-hw-committed",
+        "below its HW, every running replica holds the true leader's records (a consumer "
+        "reading there never sees data the partition will not keep)",
+        follower_hw_committed,
+    ),
+    Invariant(
+        "hw-monotonic",
+        "the true leader's HW never goes below what a leader already exposed as committed; "
+        "off by default: every release breaks it when a new leader starts from its stale "
+        "follower HW (KAFKA-2334; KIP-207 only fixed ListOffsets)",
+        hw_monotonic,
+        default=False,
+    ),
 )

@@ -11,7 +11,9 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-MODES = ("hw", "kip101", "kip279", "kip320")
+from model.releases import MODE_RELEASES, UnknownRelease, release_name
+
+MODES = tuple(MODE_RELEASES)  # names for releases: hw, kip101, kip279, kip320
 ACKS = {"all": -1, "-1": -1, "1": 1, "0": 0}
 MAX_RECORDS = 30  # record ids live in a bitmask; 30 keeps states small ints
 
@@ -28,6 +30,8 @@ class Config:
     leader has epoch 1); ``records`` and ``crashes`` count events in the whole run.
     ``controller_failover``: the controller may fail over, and the new one sends
     each broker only its current state, so a replica may miss LeaderAndIsr requests.
+    ``mode`` is a Kafka release (``2.1.0``) or a mode name for one (``kip320``).
+    ``atomic``: the coarse model, where a fetch or an epoch exchange is one step.
     """
 
     mode: str = "hw"
@@ -40,6 +44,12 @@ class Config:
     unclean_election: bool = False
     lossy_crash: bool = False
     controller_failover: bool = False
+    atomic: bool = False
+
+    @property
+    def release(self) -> str:
+        """The Kafka release this configuration models."""
+        return release_name(self.mode)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -47,7 +57,7 @@ class Config:
     def describe(self) -> str:
         acks = "all" if self.acks == -1 else str(self.acks)
         parts = [
-            f"mode={self.mode}",
+            f"mode={self.mode}" if self.mode in MODES else f"kafka={self.mode}",
             f"replicas={self.replicas}",
             f"records={self.records}",
             f"epochs={self.epochs}",
@@ -61,12 +71,14 @@ class Config:
             parts.append("lossy-crash")
         if self.controller_failover:
             parts.append("controller-failover")
+        if self.atomic:
+            parts.append("atomic")
         return " ".join(parts)
 
 
 FIELD_NAMES = tuple(f.name for f in fields(Config))
 # Friendly aliases accepted in TOML files and trace metadata.
-ALIASES = {"min_isr": "min_insync_replicas", "unclean": "unclean_election"}
+ALIASES = {"min_isr": "min_insync_replicas", "unclean": "unclean_election", "kafka": "mode"}
 
 
 def parse_acks(value: Any, where: str = "acks") -> int:
@@ -75,6 +87,18 @@ def parse_acks(value: Any, where: str = "acks") -> int:
     if isinstance(value, bool) or key not in ACKS:
         raise ConfigError(f"{where}: expected one of all, 1, 0 (got {value!r})")
     return ACKS[key]
+
+
+def parse_mode(value: Any, where: str = "mode") -> str:
+    """A mode name as given, or a Kafka release in its canonical form (``2.1`` -> ``2.1.0``)."""
+    if not isinstance(value, str):
+        raise ConfigError(f'{where}: expected a Kafka release such as "2.1.0" (got {value!r})')
+    if value in MODES:
+        return value
+    try:
+        return release_name(value)
+    except UnknownRelease as exc:
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 def _int_in(name: str, value: Any, low: int, high: int | None, where: str) -> int:
@@ -98,18 +122,21 @@ def make_config(values: dict[str, Any], where: str = "") -> Config:
     ``where`` prefixes messages, e.g. ``"gate.toml: "``, so the user knows the source.
     """
     merged: dict[str, Any] = {}
+    given: dict[str, str] = {}
     for raw_key, value in values.items():
         key = ALIASES.get(raw_key, raw_key)
         if key not in FIELD_NAMES:
-            known = ", ".join(FIELD_NAMES)
+            known = ", ".join((*FIELD_NAMES, "kafka"))
             raise ConfigError(f"{where}unknown key {raw_key!r} (known keys: {known})")
+        if key in given:
+            raise ConfigError(f"{where}{given[key]} and {raw_key}: give one of them")
+        given[key] = raw_key
         merged[key] = value
     cfg = Config()
     out = asdict(cfg)
     out.update(merged)
 
-    if out["mode"] not in MODES:
-        raise ConfigError(f"{where}mode: expected one of {', '.join(MODES)} (got {out['mode']!r})")
+    out["mode"] = parse_mode(out["mode"], f"{where}{given.get('mode', 'mode')}")
     out["replicas"] = _int_in("replicas", out["replicas"], 2, 5, where)
     out["records"] = _int_in("records", out["records"], 0, MAX_RECORDS, where)
     out["epochs"] = _int_in("epochs", out["epochs"], 1, 1000, where)
@@ -121,6 +148,7 @@ def make_config(values: dict[str, Any], where: str = "") -> Config:
     out["unclean_election"] = _bool("unclean_election", out["unclean_election"], where)
     out["lossy_crash"] = _bool("lossy_crash", out["lossy_crash"], where)
     out["controller_failover"] = _bool("controller_failover", out["controller_failover"], where)
+    out["atomic"] = _bool("atomic", out["atomic"], where)
     return Config(**out)
 
 

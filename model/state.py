@@ -18,6 +18,12 @@ TRUNCATED = 0  # it truncated on becoming follower in this epoch (or had nothing
 MUST_TRUNCATE = 1  # it owes the OffsetsForLeaderEpoch exchange before it may fetch
 NOT_TRUNCATED = 2  # it kept its log across an epoch change (same leader: Kafka skips it)
 
+# Replica.inflight: the answer to its fetcher's one outstanding request (message level).
+NOTHING_IN_FLIGHT: tuple = ()
+FETCH_RESPONSE = 1  # (FETCH_RESPONSE, fetch offset, leader HW, records)
+OUT_OF_RANGE = 2  # (OUT_OF_RANGE, fetch offset, leader LEO)
+EPOCH_RESPONSE = 3  # (EPOCH_RESPONSE, epoch of the request, answered epoch, end offset)
+
 
 def make_record(epoch: int, record_id: int) -> int:
     """A log entry: the leader epoch it was written in, and a unique id (1, 2, ...)."""
@@ -59,13 +65,20 @@ class Replica(NamedTuple):
     """
 
     alive: int  # 1 while the broker process runs
-    epoch: int  # leader epoch of the last LeaderAndIsr it accepted (0 = none since start)
+    # Leader epoch of the last LeaderAndIsr it accepted.  Kept across a crash: the
+    # controller's queue still holds the later ones for a bounce it did not notice.
+    # 0: owed the current state (the controller saw it restart).
+    epoch: int
     log: tuple[int, ...]  # records; LEO = len(log)
     hw: int  # in-memory high watermark (exclusive)
     hw_checkpoint: int  # last HW written to the replication-offset-checkpoint file
     truncation: int  # TRUNCATED, MUST_TRUNCATE or NOT_TRUNCATED
     unwritten_epoch: int  # kip320: epoch cached on becoming leader, no record in it yet; 0 none
     pending: int  # as leader, acks=all: record ids appended but not yet acknowledged
+    # As leader: 1 while its cached partition-state version (zkVersion) is ZooKeeper's,
+    # so its conditional ISR writes succeed (Partition.updateIsr); 0 otherwise.
+    zk_current: int
+    inflight: tuple  # as follower: the response on its way to it (see NOTHING_IN_FLIGHT)
     remote_leo: tuple[int, ...]  # as leader: each follower's last fetch offset; () otherwise
     isr: int  # as leader: the ISR it believes in (bitmask); 0 otherwise
     leader: int  # the leader its last LeaderAndIsr named (NO_LEADER if none / unknown)
@@ -86,6 +99,9 @@ class State(NamedTuple):
     ctrl_epoch: int  # controller's leader epoch
     ctrl_isr: int  # controller's ISR, bitmask
     ctrl_live: int  # brokers the controller believes alive, bitmask
+    # 1 once the leader rewrote the ISR in ZooKeeper after the latest LeaderAndIsr: the
+    # version that request carries is then stale.
+    ctrl_isr_written: int
     written: int  # producer writes so far (the next record id is written + 1)
     crashes: int  # crashes so far
     committed: tuple[int, ...]  # ghost: each offset's record once the true leader's HW passed it

@@ -6,7 +6,9 @@ from invariants import INVARIANTS, UnknownInvariant, select
 from invariants.kafka import (
     acked_writes_durable,
     consistent_logs,
+    follower_hw_committed,
     hw_le_leo,
+    hw_monotonic,
     leader_in_isr,
     no_committed_data_loss,
     strong_isr,
@@ -26,6 +28,8 @@ def replica(log=(), hw=0, epoch=1, leader=0, alive=1, truncation=TRUNCATED, lead
         truncation=truncation,
         unwritten_epoch=0,
         pending=0,
+        zk_current=0,
+        inflight=(),
         remote_leo=(-1, -1) if leading else (),
         isr=0b11 if leading else 0,
         leader=leader,
@@ -38,6 +42,7 @@ def state(r0, r1, leader=0, epoch=1, isr=0b11, committed=(), acked=0):
         ctrl_epoch=epoch,
         ctrl_isr=isr,
         ctrl_live=0b11,
+        ctrl_isr_written=0,
         written=3,
         crashes=0,
         committed=tuple(committed),
@@ -138,10 +143,29 @@ def test_strong_isr():
 
 def test_select_by_id_and_unknown_ids():
     assert [inv.id for inv in select(["hw-le-leo"])] == ["hw-le-leo"]
-    assert select(None) == INVARIANTS
+    assert select(None) == tuple(inv for inv in INVARIANTS if inv.default)
+    assert "hw-monotonic" not in {inv.id for inv in select(None)}
+    assert select(["all"]) == INVARIANTS
     try:
         select(["no-such-thing"])
     except UnknownInvariant as exc:
         assert "no-such-thing" in str(exc) and "hw-le-leo" in str(exc)
     else:
         raise AssertionError("unknown invariant accepted")
+
+
+def test_follower_hw_committed():
+    leader = replica([M1, M2], hw=1, leading=True)
+    assert follower_hw_committed(state(leader, replica([M1], hw=1))) is None
+    # The follower exposes m3 at offset 1 below its HW 2; the leader has m2 there.
+    message = follower_hw_committed(state(leader, replica([M1, M3], hw=2)))
+    assert message is not None and "r1 exposes m3@e2 at offset 1" in message
+    # A follower's HW beyond its log end exposes nothing more.
+    assert follower_hw_committed(state(leader, replica([M1], hw=2))) is None
+
+
+def test_hw_monotonic():
+    leader = replica([M1, M2], hw=1, leading=True)
+    assert hw_monotonic(state(leader, replica([M1]), committed=[M1])) is None
+    message = hw_monotonic(state(leader, replica([M1]), committed=[M1, M2]))
+    assert message is not None and "HW 1" in message

@@ -3,6 +3,11 @@
 In ``hw`` mode each ends in the named violation; in ``kip320`` mode the same
 steps either stop being enabled or never reach it.  Replica r0 plays the
 seeds' B (first leader) in the data-loss story and A in the divergence story.
+The seeds tell each fetch as one round, so these run in the coarse model
+(``atomic``).  In the data-loss story A's quick bounce goes unnoticed by the
+controller (before KIP-380), so A is told its role again only by a new
+controller after a failover (``deliver_latest``): Kafka 0.10 sends nothing to a
+broker whose bounce it did not see (docs/kafka-behaviour-by-release.md § 8).
 """
 
 from __future__ import annotations
@@ -15,21 +20,26 @@ from tests.conftest import A
 from traces.replay import NotEnabled, execute
 
 # Seed 002 / seed 004 §3.6: B (r0) leads, A (r1) follows, min.insync.replicas = 1.
-DATA_LOSS = dict(mode="hw", replicas=2, records=1, epochs=2, crashes=2)
+DATA_LOSS = dict(
+    mode="hw", replicas=2, records=1, epochs=2, crashes=2, atomic=True, controller_failover=True
+)
 DATA_LOSS_STEPS = [
     A("write", 0),  # B appends m at offset 0
     A("fetch", 1, 0),  # A fetches it: A has LEO 1, HW 0
     A("fetch", 1, 0),  # A fetches again: B's HW -> 1 (m committed); A still has HW 0
     A("crash", 1, 1),  # A restarts ...
     A("restart", 1),
-    A("deliver", 1),  # ... and, told it follows B, truncates to its HW 0: m is gone on A
+    A("deliver_latest", 1),  # ... a new controller tells it it follows B: it truncates to
+    # its HW 0, and m is gone on A
     A("crash", 0, 1),  # B crashes
     A("notice_crash", 0, 1),  # the controller elects A (still in the ISR)
     A("deliver", 1),  # A leads epoch 2 without m
 ]
 
 # Seed 002 "data inconsistency" / KIP-101 scenario 2, through a lossy crash of both.
-DIVERGENCE_LOSSY = dict(mode="hw", replicas=2, records=3, epochs=2, crashes=2, lossy_crash=True)
+DIVERGENCE_LOSSY = dict(
+    mode="hw", replicas=2, records=3, epochs=2, crashes=2, lossy_crash=True, atomic=True
+)
 DIVERGENCE_LOSSY_STEPS = [
     A("write", 0),  # A (r0) leads: m1
     A("write", 0),  # m2
@@ -49,7 +59,7 @@ DIVERGENCE_LOSSY_STEPS = [
 
 # The same divergence through an unclean election after the ISR shrank to {A}.
 DIVERGENCE_UNCLEAN = dict(
-    mode="hw", replicas=2, records=3, epochs=2, crashes=1, unclean_election=True
+    mode="hw", replicas=2, records=3, epochs=2, crashes=1, unclean_election=True, atomic=True
 )
 DIVERGENCE_UNCLEAN_STEPS = [
     A("write", 0),
@@ -93,10 +103,18 @@ def run_while_enabled(config: dict, steps, mode: str):
 
 def test_data_loss_cannot_happen_in_kip320():
     trace, refused = run_while_enabled(DATA_LOSS, DATA_LOSS_STEPS, "kip320")
-    # KIP-380: the controller handles A's crash before A may restart, so the
-    # bounce that left A in the ISR in 0.10 is refused ...
+    # A owes its epoch exchange instead of cutting to its HW, so B's crash and
+    # A's election find m on A.
+    assert refused is None
+    assert all(no_committed_data_loss(s) is None for _, s in trace)
+    assert trace[-1][1].replicas[1].log == trace[-1][1].committed
+
+
+def test_data_loss_bounce_is_refused_from_kip380():
+    """KIP-380 (2.2.0): the controller handles A's crash before A may restart, so
+    the bounce that left A in the ISR is refused."""
+    trace, refused = run_while_enabled(DATA_LOSS, DATA_LOSS_STEPS, "2.2.0")
     assert refused is not None and refused.action == A("restart", 1)
-    # ... and nothing before it loses data.
     assert all(no_committed_data_loss(s) is None for _, s in trace)
 
 

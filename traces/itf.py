@@ -18,8 +18,10 @@ from model.config import Config, read_text
 from model.interface import Action
 from model.kafka import ACTION_PARAMS
 from model.state import (
+    FETCH_RESPONSE,
     MUST_TRUNCATE,
     NOT_TRUNCATED,
+    OUT_OF_RANGE,
     TRUNCATED,
     State,
     members,
@@ -48,6 +50,25 @@ def _records(log: Sequence[int]) -> list[dict[str, Any]]:
     return [{"epoch": big(record_epoch(x)), "id": big(record_id(x))} for x in log]
 
 
+def inflight_to_itf(inflight: tuple) -> dict[str, Any]:
+    """The response on its way to a follower, as an ITF record with a ``kind``."""
+    if not inflight:
+        return {"kind": "none"}
+    kind, offset, *rest = inflight
+    if kind == FETCH_RESPONSE:
+        hw, records = rest
+        return {"kind": "fetch", "offset": big(offset), "hw": big(hw), "records": _records(records)}
+    if kind == OUT_OF_RANGE:
+        return {"kind": "out-of-range", "offset": big(offset), "leader_leo": big(rest[0])}
+    answer_epoch, answer_offset = rest
+    return {
+        "kind": "epoch",
+        "request_epoch": big(offset),
+        "answer_epoch": big(answer_epoch),
+        "answer_offset": big(answer_offset),
+    }
+
+
 def state_to_itf(s: State) -> dict[str, Any]:
     """One state as ITF values, keyed by the names in :data:`VARS`."""
     replicas = []
@@ -69,6 +90,8 @@ def state_to_itf(s: State) -> dict[str, Any]:
                 "truncation": TRUNCATION_NAMES[r.truncation],
                 "unwritten_epoch": big(r.unwritten_epoch),
                 "pending": _set(members(r.pending)),
+                "zk_current": bool(r.zk_current),
+                "inflight": inflight_to_itf(r.inflight),
             }
         )
     return {
@@ -77,6 +100,7 @@ def state_to_itf(s: State) -> dict[str, Any]:
             "epoch": big(s.ctrl_epoch),
             "isr": _set(members(s.ctrl_isr)),
             "live": _set(members(s.ctrl_live)),
+            "isr_written": bool(s.ctrl_isr_written),
             "requests": [
                 {"epoch": big(e), "leader": big(lead), "isr": _set(members(isr))}
                 for e, (lead, isr) in enumerate(s.ctrl_history, start=1)

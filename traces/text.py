@@ -6,7 +6,15 @@ from collections.abc import Sequence
 
 from model.interface import Action
 from model.kafka import ACTION_PARAMS
-from model.state import NO_LEADER, Replica, State, members, record_name
+from model.state import (
+    FETCH_RESPONSE,
+    NO_LEADER,
+    OUT_OF_RANGE,
+    Replica,
+    State,
+    members,
+    record_name,
+)
 
 
 def _who(i: int) -> str:
@@ -142,11 +150,30 @@ def state_changes(prev: State, s: State) -> list[str]:
                     out.append(f"r{i} saw r{f} fetch at offset {y}")
         if a.truncation != b.truncation and b.alive:
             out.append(f"r{i} truncation: {_TRUNCATION[b.truncation]}")
+        if a.inflight != b.inflight and b.alive:
+            out.append(f"r{i} {_inflight(b.inflight)}")
+        if a.zk_current and not b.zk_current and b.alive and b.leader == i:
+            out.append(f"r{i}'s zkVersion is stale (its ISR writes will fail)")
     if prev.committed != s.committed:
         out.append(f"committed [{' '.join(map(record_name, s.committed))}]")
     if prev.acked != s.acked:
         out.append("acked " + ", ".join(f"m{i}" for i in members(s.acked & ~prev.acked)))
     return out
+
+
+def _inflight(inflight: tuple) -> str:
+    if not inflight:
+        return "has no response in flight"
+    kind, offset, *rest = inflight
+    if kind == FETCH_RESPONSE:
+        hw, records = rest
+        sent = " ".join(map(record_name, records)) or "no records"
+        return f"gets a fetch response in flight: {sent} from offset {offset}, HW {hw}"
+    if kind == OUT_OF_RANGE:
+        return f"gets OFFSET_OUT_OF_RANGE in flight (leader LEO {rest[0]})"
+    epoch, end = rest
+    answer = "UNDEFINED" if end < 0 else f"epoch {epoch} ends at {end}" if epoch >= 0 else str(end)
+    return f"gets an OffsetsForLeaderEpoch answer in flight ({answer})"
 
 
 _TRUNCATION = {0: "done", 1: "owes the epoch exchange", 2: "kept its log (no truncation)"}

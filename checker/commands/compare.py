@@ -32,7 +32,8 @@ from checker.report import (
     to_json,
 )
 from invariants import select
-from model.config import MODES
+from model.config import MODES, ConfigError, parse_mode
+from model.releases import COVERED
 from traces.itf import trace_to_itf, write_itf
 
 NAME = "compare"
@@ -47,10 +48,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Run check for each mode and print invariants as rows, modes as columns.",
     )
     p.add_argument(
+        "--kafka",
+        metavar="X.Y.Z,...",
+        help="comma-separated Kafka releases to compare, e.g. 0.10.2,2.0.0,2.1.0 "
+        f"(covered: {COVERED})",
+    )
+    p.add_argument(
         "--modes",
-        default=",".join(MODES),
         metavar="M,M,...",
-        help=f"comma-separated modes (default {','.join(MODES)})",
+        help=f"the same by mode names or releases (default {','.join(MODES)})",
     )
     add_model_args(p, with_mode=False)
     add_search_args(p)
@@ -74,23 +80,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
 
 
-def parse_modes(text: str) -> list[str]:
-    """The modes in the order given, each once (``hw,hw`` is ``hw``)."""
+def parse_modes(text: str, option: str = "--modes") -> list[str]:
+    """The modes or releases in the order given, each once (``hw,hw`` is ``hw``)."""
     modes: list[str] = []
     for m in (m.strip() for m in text.split(",")):
         if not m:
             continue
-        if m not in MODES:
-            raise UsageError(f"--modes: unknown mode {m!r} (known: {', '.join(MODES)})")
+        try:
+            m = parse_mode(m, option)
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
         if m not in modes:
             modes.append(m)
     if not modes:
-        raise UsageError("--modes: give at least one mode")
+        raise UsageError(f"{option}: give at least one release")
     return modes
 
 
 def run(args: argparse.Namespace) -> int:
-    modes = parse_modes(args.modes)
+    if args.kafka and args.modes:
+        raise UsageError("--kafka and --modes: give one of them")
+    if args.kafka:
+        modes = parse_modes(args.kafka, "--kafka")
+    else:
+        modes = parse_modes(args.modes or ",".join(MODES))
     if args.markdown and args.json:
         raise UsageError("--markdown and --json: choose one output format")
     invariants = select(args.invariant)

@@ -16,13 +16,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         NAME,
         help="print invariant ids and what each states",
         description="Print each invariant's id (what --invariant ID and a gate file's "
-        "'invariants' accept) and the property it states.  Every command checks all of them "
-        "unless --invariant narrows the set.",
+        "'invariants' accept) and the property it states.  Every command checks the ones marked "
+        "'default' unless --invariant names others (--invariant all: every one).",
     )
 
 
 def run(_: argparse.Namespace) -> int:
     width = max(len(inv.id) for inv in INVARIANTS)
     for inv in INVARIANTS:
-        print(f"{inv.id:<{width}}  {inv.description}")
+        mark = "default" if inv.default else "on request"
+        print(f"{inv.id:<{width}}  {mark:<10}  {inv.description}")
     return EXIT_OK

@@ -1,0 +1,149 @@
+"""The ZooKeeper-era controller: failure and startup handling, elections, and the
+LeaderAndIsr requests it sends (ref § Actors, Controller).
+
+The controller's view is ZooKeeper's partition state: leader, leader epoch, ISR
+(``State.ctrl_*``).  Every controller write starts a new leader epoch and a new
+zkVersion; a leader's own ISR writes change the zkVersion too
+(``State.ctrl_isr_written``).  A broker applies the requests one controller sent
+it in order; a broker the controller saw restart, and every broker after a
+controller failover, gets the current state instead.
+"""
+
+from __future__ import annotations
+
+from model.state import NO_LEADER, State
+
+
+class ControllerRules:
+    """Mixed into KafkaReplication: the controller's actions and its requests."""
+
+    # ------------------------------------------------------------- failures
+
+    def _crash_notice_possible(self, s: State, i: int, can_bump: bool) -> bool:
+        return can_bump or not self._notice_needs_bump(s, i)
+
+    def _notice_needs_bump(self, s: State, i: int) -> bool:
+        return s.ctrl_leader == i or bool(s.ctrl_isr >> i & 1 and s.ctrl_isr != 1 << i)
+
+    def _failover_choices(self, s: State, i: int) -> list[int]:
+        """Who the controller may make leader when it notices broker ``i`` is gone."""
+        if s.ctrl_leader != i:
+            return [s.ctrl_leader]
+        live = s.ctrl_live & ~(1 << i)
+        clean = [c for c in self.ids if (live & s.ctrl_isr) >> c & 1]
+        if clean:
+            return clean
+        if self.config.unclean_election:
+            unclean = [c for c in self.ids if live >> c & 1]
+            if unclean:
+                return unclean
+        return [NO_LEADER]
+
+    def _do_notice_crash(self, s: State, i: int, new_leader: int) -> State:
+        """A broker failure, as KafkaController.onBrokerFailure handles it.
+
+        If the dead broker led, OfflinePartitionLeaderElection picks a live ISR
+        member (new ISR: the live ISR members), or with unclean election any live
+        replica (ISR: just it), or nobody (leader -1, the ISR keeps its last
+        member).  If it followed in the ISR, removeReplicasFromIsr drops it.  Each
+        change is a new LeaderAndIsr and so a new leader epoch.  The requests
+        queued for the dead broker are dropped with its connection.
+        """
+        live = s.ctrl_live & ~(1 << i)
+        isr = s.ctrl_isr
+        if s.ctrl_leader == i:
+            if new_leader == NO_LEADER:
+                isr = isr & ~(1 << i) or isr
+            elif isr >> new_leader & 1:
+                isr = isr & live
+            else:
+                isr = 1 << new_leader  # unclean election
+        elif isr >> i & 1:
+            isr = isr & ~(1 << i) or isr
+        if new_leader == s.ctrl_leader and isr == s.ctrl_isr:
+            return s.replace(ctrl_live=live)
+        return self._new_epoch(s, new_leader, isr).replace(ctrl_live=live)
+
+    def _do_notice_restart(self, s: State, i: int) -> State:
+        """The controller sees the broker registered again (onBrokerStartup): it
+        will send it the current state (``epoch`` 0 marks that it is owed it); an
+        offline partition gets it as leader if it is in the ISR, or through an
+        unclean election."""
+        live = s.ctrl_live | (1 << i)
+        s = s.with_replica(i, s.replicas[i].replace(epoch=0))
+        offline = s.ctrl_leader == NO_LEADER and s.ctrl_epoch < self.config.epochs
+        if offline and s.ctrl_isr >> i & 1:
+            return self._new_epoch(s, i, s.ctrl_isr & live).replace(ctrl_live=live)
+        if offline and self.config.unclean_election:
+            return self._new_epoch(s, i, 1 << i).replace(ctrl_live=live)
+        return s.replace(ctrl_live=live)
+
+    def _do_elect(self, s: State, c: int) -> State:
+        """ref § Actors: leadership moves without a crash (preferred-leader election,
+        controlled shutdown, a leader's expired ZooKeeper session); ISR unchanged."""
+        return self._new_epoch(s, c, s.ctrl_isr)
+
+    def _new_epoch(self, s: State, leader: int, isr: int) -> State:
+        """The controller writes a new LeaderAndIsr: the next leader epoch and a new
+        zkVersion, which makes every broker's cached version stale."""
+        replicas = s.replicas
+        if any(r.zk_current for r in replicas):
+            replicas = tuple(r.replace(zk_current=0) if r.zk_current else r for r in replicas)
+        return s.replace(
+            ctrl_leader=leader,
+            ctrl_epoch=s.ctrl_epoch + 1,
+            ctrl_isr=isr,
+            ctrl_isr_written=0,
+            ctrl_history=s.ctrl_history + ((leader, isr),),
+            replicas=replicas,
+        )
+
+    # ------------------------------------------------------ LeaderAndIsr
+
+    def _do_deliver(self, s: State, i: int) -> State:
+        """A LeaderAndIsr request arrives (ReplicaManager.becomeLeaderOrFollower).
+
+        A running broker gets the next epoch's request as it was sent (its ISR
+        and zkVersion as of then), skipping those that name no leader
+        (makeFollowers acts only "when the leader is available").  A broker the
+        controller saw restart gets the current state.
+        """
+        r = s.replicas[i]
+        if r.epoch == 0:
+            return self._do_deliver_latest(s, i)
+        epoch = self._next_request(s, i)
+        leader, isr = s.ctrl_history[epoch - 1]
+        current = epoch == s.ctrl_epoch and not s.ctrl_isr_written
+        return self._become(s, i, leader, epoch, isr, int(current and leader == i))
+
+    def _do_deliver_latest(self, s: State, i: int) -> State:
+        """The current state from ZooKeeper, with its current zkVersion: what a new
+        controller (after a failover) sends every broker, and what a restarted
+        broker gets (ControllerContext's leadership info)."""
+        leader = s.ctrl_leader
+        return self._become(s, i, leader, s.ctrl_epoch, s.ctrl_isr, int(leader == i))
+
+    def _next_request(self, s: State, i: int) -> int:
+        """The epoch of the next request that takes effect on replica ``i`` (0: none)."""
+        r = s.replicas[i]
+        if r.epoch == 0:
+            return s.ctrl_epoch if self._takes_effect(s, s.ctrl_epoch) else 0
+        for epoch in range(r.epoch + 1, s.ctrl_epoch + 1):
+            if self._takes_effect(s, epoch):
+                return epoch
+        return 0
+
+    def _takes_effect(self, s: State, epoch: int) -> bool:
+        """A request naming no leader changes nothing.  Any other named leader was
+        alive when the controller sent the request (it elects only live brokers),
+        and that is the liveness the broker judges it by."""
+        return s.ctrl_history[epoch - 1][0] != NO_LEADER
+
+    def _failover_delivery_differs(self, s: State, i: int) -> bool:
+        """After a controller failover, does the current state tell broker ``i``
+        anything its queue would not?  It does for a broker behind the current
+        epoch, and for one that restarted unnoticed and holds no state."""
+        r = s.replicas[i]
+        if r.epoch == 0 or not self._takes_effect(s, s.ctrl_epoch):
+            return False
+        return r.epoch < s.ctrl_epoch or r.leader == NO_LEADER
