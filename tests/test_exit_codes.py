@@ -7,15 +7,17 @@ output formats, output folders, quiet output.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
-from checker.cli import EXIT_INCOMPLETE, main, memory_size
+from checker.cli import EXIT_INCOMPLETE, EXIT_INTERRUPTED, main, memory_size
 
 SMALL = ["--records", "1", "--epochs", "2", "--quiet"]
 # kip320 on 3 replicas: far more states than any of these tests lets it visit.
@@ -217,3 +219,41 @@ def test_state_counts_have_thousands_separators(capsys):
     row = next(line for line in out.splitlines() if line.startswith("hw-le-leo"))
     count = row.split("holds (")[1].split()[0]
     assert "," in count and count in out.splitlines()[1]
+
+
+def test_ctrl_c_while_the_command_imports_is_one_line(monkeypatch, capsys):
+    """The console script imports the CLI inside its own try: Ctrl-C there is exit 130."""
+    import builtins
+
+    from checker import launch
+
+    real_import = builtins.__import__
+
+    def interrupted(name, *args, **kwargs):
+        if name == "checker.cli":
+            raise KeyboardInterrupt
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", interrupted)
+    assert launch.main() == launch.EXIT_INTERRUPTED == EXIT_INTERRUPTED
+    assert capsys.readouterr().err == "replcheck: interrupted\n"
+
+
+def test_a_caught_interrupt_in_an_import_keeps_exit_130_under_python_m(tmp_path):
+    """CPython ends a ``python -m`` process with SIGINT (-2) once a KeyboardInterrupt left
+    an exec of a string (a dataclass being built mid-import), even if it was caught;
+    cli resets that before it exits.  Without the reset this module exits -2."""
+    (tmp_path / "interrupted_import.py").write_text(
+        "import sys\n"
+        "from checker.cli import _forget_caught_interrupts\n"
+        "try:\n"
+        "    exec('raise KeyboardInterrupt')\n"
+        "except KeyboardInterrupt:\n"
+        "    pass\n"
+        "_forget_caught_interrupts()\n"
+        "sys.exit(130)\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{root}")
+    done = subprocess.run([sys.executable, "-m", "interrupted_import"], env=env, cwd=tmp_path)
+    assert done.returncode == EXIT_INTERRUPTED
