@@ -107,22 +107,28 @@ def _gate_file(tmp_path) -> str:
 
 
 def _interrupt(argv: list[str], after: float, ready: str | None = None) -> tuple[int, str, str]:
+    """Run replcheck, Ctrl-C it after ``after`` seconds (counted from its ``ready`` line),
+    and return (exit code, stdout, stderr).  Whatever happens, the process does not
+    outlive the test: a run that is never interrupted would search for hours."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "checker.cli", *argv],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    if ready is not None:  # wait for the first line that says the run is under way
-        line = proc.stdout.readline()
-        assert ready in line, line
-        first = line
-    else:
+    try:
         first = ""
-    time.sleep(after)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
-    return proc.returncode, first + out, err
+        if ready is not None:  # wait for the first line that says the run is under way
+            first = proc.stdout.readline()
+            assert ready in first, first
+        time.sleep(after)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        return proc.returncode, first + out, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
 
 
 def test_ctrl_c_stops_the_gate_reports_what_ran_and_exits_130(tmp_path):
