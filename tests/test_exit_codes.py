@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 from checker.cli import EXIT_INCOMPLETE, EXIT_INTERRUPTED, main, memory_size
+from tests.conftest import interrupt_replcheck
 
 SMALL = ["--records", "1", "--epochs", "2", "--quiet"]
 # kip320 on 3 replicas: far more states than any of these tests lets it visit.
@@ -106,34 +105,11 @@ def _gate_file(tmp_path) -> str:
     return str(gate)
 
 
-def _interrupt(argv: list[str], after: float, ready: str | None = None) -> tuple[int, str, str]:
-    """Run replcheck, Ctrl-C it after ``after`` seconds (counted from its ``ready`` line),
-    and return (exit code, stdout, stderr).  Whatever happens, the process does not
-    outlive the test: a run that is never interrupted would search for hours."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "checker.cli", *argv],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        first = ""
-        if ready is not None:  # wait for the first line that says the run is under way
-            first = proc.stdout.readline()
-            assert ready in first, first
-        time.sleep(after)
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-        return proc.returncode, first + out, err
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-
-
 def test_ctrl_c_stops_the_gate_reports_what_ran_and_exits_130(tmp_path):
     junit = tmp_path / "gate.xml"
-    code, out, err = _interrupt(["gate", _gate_file(tmp_path), "--junit", str(junit)], 1.5, "ok")
+    code, out, err = interrupt_replcheck(
+        ["gate", _gate_file(tmp_path), "--junit", str(junit)], 1.5, "ok"
+    )
     assert code == 130, err
     assert "ok   quick" in out and "2 not run (long, never)" in out
     assert "1 passed, 0 failed" in out
@@ -144,7 +120,7 @@ def test_ctrl_c_stops_the_gate_reports_what_ran_and_exits_130(tmp_path):
 
 
 def test_ctrl_c_on_the_gate_in_json(tmp_path):
-    code, out, err = _interrupt(["gate", _gate_file(tmp_path), "--json"], 3.0)
+    code, out, err = interrupt_replcheck(["gate", _gate_file(tmp_path), "--json"], 3.0)
     assert code == 130, err
     doc = json.loads(out)
     assert doc["interrupted"] is True and doc["passed"] is False
@@ -153,14 +129,18 @@ def test_ctrl_c_on_the_gate_in_json(tmp_path):
 
 
 def test_ctrl_c_on_compare_reports_the_modes_done(tmp_path):
-    code, out, err = _interrupt(["compare", "--modes", "hw,kip320", *BIG[2:], "--quiet"], 4.0)
+    code, out, err = interrupt_replcheck(
+        ["compare", "--modes", "hw,kip320", *BIG[2:], "--quiet"], 4.0
+    )
     assert code in (1, 130), err  # hw's violation, found before the stop, still counts
     assert "Traceback" not in err
     assert "hw" in out
 
 
 def test_ctrl_c_on_compare_names_the_modes_not_run(tmp_path):
-    code, out, err = _interrupt(["compare", "--modes", "kip320,hw", *BIG[2:], "--quiet"], 2.0)
+    code, out, err = interrupt_replcheck(
+        ["compare", "--modes", "kip320,hw", *BIG[2:], "--quiet"], 2.0
+    )
     assert code == 130, err
     assert "note [kip320]: interrupted" in out
     assert "note [hw]: not run (interrupted before it started)" in out
