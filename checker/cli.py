@@ -304,8 +304,8 @@ def build_parser() -> tuple[Parser, dict[str, Callable[[argparse.Namespace], int
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser, runners = build_parser()
     try:
+        parser, runners = build_parser()  # imports every command: Ctrl-C may land here
         args = parser.parse_args(argv)
         if args.command is None:
             parser.print_help()
@@ -321,5 +321,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
 
 
+def _forget_caught_interrupts() -> None:
+    """Under ``python -m``, CPython ends the process with SIGINT instead of our exit code
+    if a KeyboardInterrupt ever left an ``exec``/``eval`` of a string, even one we caught
+    (Ctrl-C while an import builds a dataclass or namedtuple).  The flag it keeps is
+    reset by the next such call, so make one: the exit code stays the one main chose."""
+    exec("None")
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    _forget_caught_interrupts()
+    sys.exit(code)

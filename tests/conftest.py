@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
+
 import pytest
 
 from model import Action, KafkaReplication, make_config
+from tests.stubs import ReachedSpark
 
 
 def A(name: str, *args: int) -> Action:
@@ -17,3 +23,41 @@ def model_for():
         return KafkaReplication(make_config(values))
 
     return build
+
+
+@pytest.fixture
+def no_spark(monkeypatch):
+    """walk raises ReachedSpark where it would start a Spark session."""
+    from checker import spark_walk
+
+    def refuse(*_a: object, **_k: object) -> None:
+        raise ReachedSpark
+
+    monkeypatch.setattr(spark_walk, "start_session", refuse)
+
+
+def interrupt_replcheck(
+    argv: list[str], after: float, ready: str | None = None
+) -> tuple[int, str, str]:
+    """Run replcheck, Ctrl-C it after ``after`` seconds (counted from its ``ready`` line),
+    and return (exit code, stdout, stderr).  Whatever happens, the process does not
+    outlive the test: a run that is never interrupted would search for hours."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "checker.cli", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        first = ""
+        if ready is not None:  # wait for the first line that says the run is under way
+            first = proc.stdout.readline()
+            assert ready in first, first
+        time.sleep(after)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        return proc.returncode, first + out, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()

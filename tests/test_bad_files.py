@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from checker import gate as gate_module
 from checker.cli import main
+from tests.stubs import ReachedSpark
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED_TRACE = ROOT / "examples" / "bfs-data-loss.itf.json"
@@ -247,20 +248,6 @@ PROPERTY = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-
-
-class ReachedSpark(Exception):
-    """walk accepted its configuration and went on to start Spark: that is far enough."""
-
-
-@pytest.fixture
-def no_spark(monkeypatch):
-    from checker import spark_walk
-
-    def refuse(*_a: object, **_k: object) -> None:
-        raise ReachedSpark
-
-    monkeypatch.setattr(spark_walk, "start_session", refuse)
 
 
 @pytest.fixture

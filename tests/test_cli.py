@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from checker.cli import main
+from tests.conftest import interrupt_replcheck
 
 SMALL = ["--records", "1", "--epochs", "2", "--crashes", "1", "--quiet"]
 
@@ -200,36 +201,9 @@ def test_console_script_runs_as_a_process():
 
 def test_ctrl_c_stops_cleanly_and_reports(tmp_path):
     """SIGINT during a long search: a report of what was explored, no traceback, exit 130."""
-    import signal
-    import time
-
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "checker.cli",
-            "check",
-            "--mode",
-            "kip320",
-            "--replicas",
-            "3",
-            "--records",
-            "3",
-            "--crashes",
-            "2",
-            "--epochs",
-            "4",
-            "--json",
-            "--quiet",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    time.sleep(3)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
+    argv = ["check", "--mode", "kip320", "--replicas", "3", "--records", "3", "--crashes", "2"]
+    code, out, err = interrupt_replcheck([*argv, "--epochs", "4", "--json", "--quiet"], 3.0)
+    assert code == 130, err
     doc = json.loads(out)
     assert doc["status"] == "interrupted" and doc["result"] == "incomplete"
     assert doc["distinct_states"] > 0

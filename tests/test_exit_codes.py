@@ -7,15 +7,16 @@ output formats, output folders, quiet output.
 from __future__ import annotations
 
 import json
-import signal
+import os
 import subprocess
 import sys
-import time
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
-from checker.cli import EXIT_INCOMPLETE, main, memory_size
+from checker.cli import EXIT_INCOMPLETE, EXIT_INTERRUPTED, main, memory_size
+from tests.conftest import interrupt_replcheck
 
 SMALL = ["--records", "1", "--epochs", "2", "--quiet"]
 # kip320 on 3 replicas: far more states than any of these tests lets it visit.
@@ -104,28 +105,11 @@ def _gate_file(tmp_path) -> str:
     return str(gate)
 
 
-def _interrupt(argv: list[str], after: float, ready: str | None = None) -> tuple[int, str, str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "checker.cli", *argv],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    if ready is not None:  # wait for the first line that says the run is under way
-        line = proc.stdout.readline()
-        assert ready in line, line
-        first = line
-    else:
-        first = ""
-    time.sleep(after)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
-    return proc.returncode, first + out, err
-
-
 def test_ctrl_c_stops_the_gate_reports_what_ran_and_exits_130(tmp_path):
     junit = tmp_path / "gate.xml"
-    code, out, err = _interrupt(["gate", _gate_file(tmp_path), "--junit", str(junit)], 1.5, "ok")
+    code, out, err = interrupt_replcheck(
+        ["gate", _gate_file(tmp_path), "--junit", str(junit)], 1.5, "ok"
+    )
     assert code == 130, err
     assert "ok   quick" in out and "2 not run (long, never)" in out
     assert "1 passed, 0 failed" in out
@@ -136,7 +120,7 @@ def test_ctrl_c_stops_the_gate_reports_what_ran_and_exits_130(tmp_path):
 
 
 def test_ctrl_c_on_the_gate_in_json(tmp_path):
-    code, out, err = _interrupt(["gate", _gate_file(tmp_path), "--json"], 3.0)
+    code, out, err = interrupt_replcheck(["gate", _gate_file(tmp_path), "--json"], 3.0)
     assert code == 130, err
     doc = json.loads(out)
     assert doc["interrupted"] is True and doc["passed"] is False
@@ -145,14 +129,18 @@ def test_ctrl_c_on_the_gate_in_json(tmp_path):
 
 
 def test_ctrl_c_on_compare_reports_the_modes_done(tmp_path):
-    code, out, err = _interrupt(["compare", "--modes", "hw,kip320", *BIG[2:], "--quiet"], 4.0)
+    code, out, err = interrupt_replcheck(
+        ["compare", "--modes", "hw,kip320", *BIG[2:], "--quiet"], 4.0
+    )
     assert code in (1, 130), err  # hw's violation, found before the stop, still counts
     assert "Traceback" not in err
     assert "hw" in out
 
 
 def test_ctrl_c_on_compare_names_the_modes_not_run(tmp_path):
-    code, out, err = _interrupt(["compare", "--modes", "kip320,hw", *BIG[2:], "--quiet"], 2.0)
+    code, out, err = interrupt_replcheck(
+        ["compare", "--modes", "kip320,hw", *BIG[2:], "--quiet"], 2.0
+    )
     assert code == 130, err
     assert "note [kip320]: interrupted" in out
     assert "note [hw]: not run (interrupted before it started)" in out
@@ -217,3 +205,41 @@ def test_state_counts_have_thousands_separators(capsys):
     row = next(line for line in out.splitlines() if line.startswith("hw-le-leo"))
     count = row.split("holds (")[1].split()[0]
     assert "," in count and count in out.splitlines()[1]
+
+
+def test_ctrl_c_while_the_command_imports_is_one_line(monkeypatch, capsys):
+    """The console script imports the CLI inside its own try: Ctrl-C there is exit 130."""
+    import builtins
+
+    from checker import launch
+
+    real_import = builtins.__import__
+
+    def interrupted(name, *args, **kwargs):
+        if name == "checker.cli":
+            raise KeyboardInterrupt
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", interrupted)
+    assert launch.main() == launch.EXIT_INTERRUPTED == EXIT_INTERRUPTED
+    assert capsys.readouterr().err == "replcheck: interrupted\n"
+
+
+def test_a_caught_interrupt_in_an_import_keeps_exit_130_under_python_m(tmp_path):
+    """CPython ends a ``python -m`` process with SIGINT (-2) once a KeyboardInterrupt left
+    an exec of a string (a dataclass being built mid-import), even if it was caught;
+    cli resets that before it exits.  Without the reset this module exits -2."""
+    (tmp_path / "interrupted_import.py").write_text(
+        "import sys\n"
+        "from checker.cli import _forget_caught_interrupts\n"
+        "try:\n"
+        "    exec('raise KeyboardInterrupt')\n"
+        "except KeyboardInterrupt:\n"
+        "    pass\n"
+        "_forget_caught_interrupts()\n"
+        "sys.exit(130)\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{root}")
+    done = subprocess.run([sys.executable, "-m", "interrupted_import"], env=env, cwd=tmp_path)
+    assert done.returncode == EXIT_INTERRUPTED

@@ -23,6 +23,7 @@ from checker.walk import (
     walk_rng,
 )
 from model import make_config
+from tests.stubs import ReachedSpark
 from traces.replay import execute
 
 SEEDS = dict(mode="hw", replicas=2, records=1, epochs=2, crashes=1)
@@ -133,20 +134,6 @@ def test_bad_input_is_one_line_and_exit_2(argv, words, capsys):
     assert main(["walk", *argv]) == EXIT_USAGE
     err = capsys.readouterr().err
     assert words in err and err.count("\n") == 1
-
-
-class ReachedSpark(Exception):
-    """walk got past its input checks and asked for a Spark session."""
-
-
-@pytest.fixture
-def no_spark(monkeypatch):
-    from checker import spark_walk
-
-    def refuse(*_a: object, **_k: object) -> None:
-        raise ReachedSpark
-
-    monkeypatch.setattr(spark_walk, "start_session", refuse)
 
 
 def test_out_is_created_or_refused_in_one_line(tmp_path, capsys, no_spark):

@@ -362,7 +362,7 @@ def render_html(result: ReplayResult) -> str:
     """The page for a replayed trace: its steps, the violation, or where it diverged."""
     trace = result.trace
     inv = result.invariant
-    title = f"replcheck: counterexample to {inv}" if inv else "replcheck: trace"
+    title = _title(inv) if inv else "replcheck: trace"
     focus = None
     if result.divergence is not None:
         div = result.divergence
@@ -370,8 +370,7 @@ def render_html(result: ReplayResult) -> str:
         focus = min(div.step, len(result.steps) - 1)
     elif inv is not None and result.broken_step is not None:
         message = result.message or result.first_violated[inv][1]
-        verdict = f"{inv} is violated at step {result.broken_step}: {message}"
-        cls = "violated"
+        verdict, cls = _violated(inv, result.broken_step, message), "violated"
     else:
         verdict, cls = "No invariant is violated along this trace.", "ok"
     return render_steps(
@@ -400,8 +399,16 @@ def render_violation(
     return render_steps(
         config,
         steps,
-        title=f"replcheck: counterexample to {invariant}",
-        verdict=f"{invariant} is violated at step {last}: {message}",
+        title=_title(invariant),
+        verdict=_violated(invariant, last, message),
         verdict_class="violated",
         broken_step=last,
     )
+
+
+def _title(invariant: str) -> str:
+    return f"replcheck: counterexample to {invariant}"
+
+
+def _violated(invariant: str, step: int, message: str) -> str:
+    return f"{invariant} is violated at step {step}: {message}"

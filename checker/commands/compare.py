@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 
-from checker.bfs import SearchResult
+from checker.bfs import SearchResult, Violation
 from checker.cli import (
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
@@ -32,7 +32,7 @@ from checker.report import (
     to_json,
 )
 from invariants import select
-from model.config import MODES, ConfigError, parse_mode
+from model.config import MODES, Config, ConfigError, parse_mode
 from model.releases import COVERED
 from traces.itf import trace_to_itf, write_itf
 
@@ -122,35 +122,15 @@ def run(args: argparse.Namespace) -> int:
     rows = [inv.id for inv in invariants]
     cells = {(r, m): cell(results[m], r) for r in rows for m in done}
     bounds = configs[modes[0]].describe().split(" ", 1)[1]
-    if args.trace_dir:
-        for m in done:
-            for v in results[m].violations.values():
-                path = os.path.join(args.trace_dir, f"{m}.{v.invariant}.itf.json")
-                steps = [(s.action, s.state) for s in v.trace]
-                write_itf(path, trace_to_itf(configs[m], steps, v.invariant, v.message))
+    found = [(m, v) for m in done for v in results[m].violations.values()]
+    links = _write_traces(args, configs, found) if args.trace_dir else {}
     if args.html:
-        # What --markdown prints, plus links to each counterexample's trace and, since a
-        # browser cannot show an ITF file, its timeline written beside it.
-        from traces.html import render_violation
-
-        page_dir = os.path.dirname(os.path.abspath(args.html))
-        hrefs: dict[tuple[str, str], str] = {}
-        links: dict[tuple[str, str], list[tuple[str, str]]] = {}
-        explained = []
-        for m in done:
-            for v in results[m].violations.values():
-                key, anchor = (v.invariant, m), f"{m}.{v.invariant}"
-                hrefs[key] = f"#{anchor}"
-                if args.trace_dir:
-                    base = os.path.join(args.trace_dir, anchor)
-                    steps = [(s.action, s.state) for s in v.trace]
-                    with open(base + ".html", "w", encoding="utf-8") as fh:
-                        fh.write(render_violation(configs[m], steps, v.invariant, v.message))
-                    links[key] = [
-                        ("timeline", relative_href(base + ".html", page_dir)),
-                        ("trace (ITF)", relative_href(base + ".itf.json", page_dir)),
-                    ]
-                explained.append(html_counterexample(anchor, m, v, links.get(key, ())))
+        # What --markdown prints, plus links to each counterexample's trace and timeline.
+        hrefs = {(v.invariant, m): f"#{m}.{v.invariant}" for m, v in found}
+        explained = [
+            html_counterexample(f"{m}.{v.invariant}", m, v, links.get((v.invariant, m), ()))
+            for m, v in found
+        ]
         notes = [f"{m}: {note}" for m in done if (note := status_note(results[m]))]
         notes += [f"{m}: {NOT_RUN}" for m in not_run]
         sections = [("Verdicts", html_table(rows, done, cells, hrefs=hrefs, links=links))]
@@ -162,9 +142,8 @@ def run(args: argparse.Namespace) -> int:
     if args.markdown:
         print(f"Bounds: `{bounds}`\n")
         print(markdown_table(rows, done, cells))
-        for m in done:
-            for v in results[m].violations.values():
-                print(f"\n- **{m}**, `{v.invariant}`: {summarize_violation(v)}")
+        for m, v in found:
+            print(f"\n- **{m}**, `{v.invariant}`: {summarize_violation(v)}")
         for m in not_run:
             print(f"\n- **{m}**: {NOT_RUN}")
     elif args.json:
@@ -189,9 +168,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"note [{m}]: {note}")
         for m in not_run:
             print(f"note [{m}]: {NOT_RUN}")
-        for m in done:
-            for v in results[m].violations.values():
-                print(f"\n[{m}] {v.invariant}: {v.message}")
+        for m, v in found:
+            print(f"\n[{m}] {v.invariant}: {v.message}")
     if any(r.violations for r in results.values()):
         return EXIT_VIOLATION
     if len(done) < len(modes) or any(r.status == "interrupted" for r in results.values()):
@@ -199,3 +177,26 @@ def run(args: argparse.Namespace) -> int:
     if not all(r.exhaustive for r in results.values()):
         return EXIT_INCOMPLETE
     return EXIT_OK
+
+
+def _write_traces(
+    args: argparse.Namespace, configs: dict[str, Config], found: list[tuple[str, Violation]]
+) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """Each counterexample as DIR/<mode>.<invariant>.itf.json and, with --html (a browser
+    cannot show ITF), its timeline beside it; returns the page's links to both."""
+    from traces.html import render_violation
+
+    page_dir = os.path.dirname(os.path.abspath(args.html)) if args.html else ""
+    links: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for m, v in found:
+        base = os.path.join(args.trace_dir, f"{m}.{v.invariant}")
+        steps = [(s.action, s.state) for s in v.trace]
+        write_itf(base + ".itf.json", trace_to_itf(configs[m], steps, v.invariant, v.message))
+        if args.html:
+            with open(base + ".html", "w", encoding="utf-8") as fh:
+                fh.write(render_violation(configs[m], steps, v.invariant, v.message))
+            links[(v.invariant, m)] = [
+                ("timeline", relative_href(base + ".html", page_dir)),
+                ("trace (ITF)", relative_href(base + ".itf.json", page_dir)),
+            ]
+    return links
