@@ -17,6 +17,7 @@ from model.state import (
     TRUNCATED,
     State,
     members,
+    record_epoch,
     record_id,
     record_name,
     true_leader,
@@ -193,22 +194,37 @@ def follower_hw_committed(s: State) -> Verdict:
 
 
 def hw_monotonic(s: State) -> Verdict:
-    """The true leader's HW is never below the end of what was ever committed.
+    """The end offset the true leader lists is never below what was ever committed.
 
     ``State.committed`` is as long as the highest HW a true leader exposed; a new
-    leader whose HW is lower exposes a shorter committed log to consumers (the
-    end offset they see goes backwards, KAFKA-2334).
+    leader whose HW is lower lists a shorter committed log (a consumer's
+    ``endOffsets`` goes backwards, KAFKA-2334).  From 2.2 (KIP-207) a leader whose
+    HW is below its epoch's start offset answers OFFSET_NOT_AVAILABLE instead, so
+    it lists nothing until its HW catches up.  Fetch responses still carry the
+    lower HW in every release; this property is about ListOffsets.
     """
     leader = true_leader(s)
     if leader < 0:
         return None
-    hw = s.replicas[leader].hw
-    if hw < len(s.committed):
-        return (
-            f"leader r{leader} exposes HW {hw} in epoch {s.ctrl_epoch}, below the "
-            f"{len(s.committed)} record(s) a leader has already exposed as committed"
-        )
-    return None
+    lead = s.replicas[leader]
+    hw = lead.hw
+    if hw >= len(s.committed):
+        return None
+    if s.hides_stale_hw and hw < _epoch_start(lead.log, s.ctrl_epoch):
+        return None  # ListOffsets: OFFSET_NOT_AVAILABLE
+    return (
+        f"leader r{leader} lists end offset {hw} in epoch {s.ctrl_epoch}, below the "
+        f"{len(s.committed)} record(s) a leader has already exposed as committed"
+    )
+
+
+def _epoch_start(log: tuple[int, ...], epoch: int) -> int:
+    """Where a leader's epoch starts: its first record of that epoch, else its LEO
+    (a leader appends only its own epoch's records, so its LEO at election is there)."""
+    for offset, record in enumerate(log):
+        if record_epoch(record) >= epoch:
+            return offset
+    return len(log)
 
 
 # Ordered by importance: reports lead with the first violated one.
@@ -246,9 +262,9 @@ INVARIANTS: tuple[Invariant, ...] = (
     ),
     Invariant(
         "hw-monotonic",
-        "the true leader's HW never goes below what a leader already exposed as committed; "
-        "off by default: every release breaks it when a new leader starts from its stale "
-        "follower HW (KAFKA-2334; KIP-207 only fixed ListOffsets)",
+        "the end offset the true leader lists (ListOffsets) never goes below what a leader "
+        "already exposed as committed; off by default: it is about what consumers see, not "
+        "durability, and releases before 2.2 break it by design (KAFKA-2334, fixed by KIP-207)",
         hw_monotonic,
         default=False,
     ),

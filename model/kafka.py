@@ -130,6 +130,7 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                 committed=(),
                 acked=0,
                 ctrl_history=((0, self.all_mask),),
+                hides_stale_hw=int(self.behaviour.hides_stale_hw),
                 replicas=tuple(replicas),
             )
         ]

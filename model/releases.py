@@ -81,6 +81,7 @@ class Behaviour:
     epoch_answer_checks_epoch: bool
     controller_sees_bounces: bool
     truncation_lowers_hw: bool
+    hides_stale_hw: bool
 
 
 @dataclass(frozen=True)
@@ -164,6 +165,20 @@ TABLE: tuple[Row, ...] = (
         "truncating the log lowers the HW to the new log end at once",
         False,
         (("2.4.0", True, "Log.updateLogEndOffset clamps the HW (commit 7a7d4cb, PR #7055)"),),
+    ),
+    Row(
+        "hides_stale_hw",
+        "a new leader whose HW is still below its epoch's start offset answers ListOffsets "
+        "with OFFSET_NOT_AVAILABLE instead of exposing that lower HW",
+        False,
+        (
+            (
+                "2.2.0",
+                True,
+                "KIP-207 (KAFKA-2334): Partition.fetchOffsetForTimestamp checks "
+                "leaderEpochStartOffsetOpt",
+            ),
+        ),
     ),
 )
 

@@ -109,6 +109,10 @@ class State(NamedTuple):
     # (leader, ISR) of the LeaderAndIsr the controller sent for each epoch, oldest
     # first: entry e-1 is epoch e.  Replicas receive these in order.
     ctrl_history: tuple[tuple[int, int], ...]
+    # Constant for the run, read by the hw-monotonic invariant: 1 where ListOffsets
+    # answers OFFSET_NOT_AVAILABLE while a leader's HW is below its epoch's start
+    # offset instead of exposing that stale HW (KIP-207, Behaviour.hides_stale_hw).
+    hides_stale_hw: int
     replicas: tuple[Replica, ...]
 
     def replace(self, **changes: object) -> State:

@@ -48,6 +48,7 @@ def state(r0, r1, leader=0, epoch=1, isr=0b11, committed=(), acked=0):
         committed=tuple(committed),
         acked=acked,
         ctrl_history=((0, 0b11),) * epoch,
+        hides_stale_hw=0,
         replicas=(r0, r1),
     )
 
