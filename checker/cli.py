@@ -27,7 +27,7 @@ from typing import Any, NoReturn
 import checker.commands
 from checker.bfs import Progress, default_memory_budget
 from invariants import UnknownInvariant
-from model.config import Config, ConfigError, load_config_file, make_config
+from model.config import MODES, Config, ConfigError, load_config_file, make_config, parse_mode
 from model.releases import COVERED
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -94,6 +94,14 @@ def format_bytes(n: int) -> str:
     return f"{n}B"
 
 
+def kafka_release(text: str) -> str:
+    """argparse type for --kafka: a covered release, in its canonical form."""
+    try:
+        return parse_mode(text, "--kafka")
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--kafka: ")) from None
+
+
 def add_model_args(p: argparse.ArgumentParser, with_mode: bool = True) -> None:
     """The model's bounds and Kafka settings, as flags that override --config."""
     g = p.add_argument_group("model (flags override --config)")
@@ -102,11 +110,12 @@ def add_model_args(p: argparse.ArgumentParser, with_mode: bool = True) -> None:
         g.add_argument(
             "--kafka",
             metavar="X.Y.Z",
+            type=kafka_release,
             help=f"the Kafka release to model, {COVERED} (default 0.10.2)",
         )
         g.add_argument(
             "--mode",
-            metavar="MODE",
+            choices=MODES,
             help="a release by its truncation mode: hw (0.10.2), kip101 (1.1.1), kip279 (2.0.0), "
             "kip320 (2.1.0)",
         )

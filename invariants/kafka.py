@@ -264,7 +264,7 @@ INVARIANTS: tuple[Invariant, ...] = (
         "hw-monotonic",
         "the end offset the true leader lists (ListOffsets) never goes below what a leader "
         "already exposed as committed; off by default: it is about what consumers see, not "
-        "durability, and releases before 2.2 break it by design (KAFKA-2334, fixed by KIP-207)",
+        "durability; releases before 2.2 break it (KAFKA-2334, fixed by KIP-207 in 2.2.0)",
         hw_monotonic,
         default=False,
     ),

@@ -138,6 +138,13 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
     # Replicas are interchangeable: see model.symmetry.
     representative = staticmethod(representative)
 
+    def action_kinds(self) -> tuple[str, ...]:
+        """The action names this configuration can ever take (coverage reports name only these)."""
+        skip = MESSAGE_ONLY if self.atomic else COARSE_ONLY
+        if not self.config.controller_failover:
+            skip = skip | {"deliver_latest"}
+        return tuple(name for name in ACTION_PARAMS if name not in skip)
+
     def action_params(self, action: Action) -> dict[str, int]:
         return dict(zip(ACTION_PARAMS[action.name], action.args, strict=True))
 

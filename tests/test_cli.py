@@ -11,7 +11,7 @@ import pytest
 from checker.cli import main
 from tests.conftest import interrupt_replcheck
 
-SMALL = ["--records", "1", "--epochs", "2", "--crashes", "1", "--quiet"]
+SMALL = ["--records", "1", "--epochs", "3", "--crashes", "1", "--quiet"]
 
 
 def run(capsys, *argv):
@@ -23,7 +23,7 @@ def run(capsys, *argv):
 def test_default_check_finds_the_seed_data_loss(capsys):
     code, out, _ = run(capsys, "check", "--quiet")
     assert code == 1
-    assert "no-committed-data-loss  VIOLATED (trace of 9 states)" in out
+    assert "no-committed-data-loss  VIOLATED (trace of 11 states)" in out
     assert "committed record m1@e1 at offset 0 is missing" in out
     assert "result: violated" in out
 
@@ -40,23 +40,24 @@ def test_json_fields(capsys):
     doc = json.loads(out)
     assert doc["result"] == "violated"
     assert doc["invariant"] == "no-committed-data-loss"
-    assert doc["trace_length"] == 9
+    assert doc["trace_length"] == 11
     assert doc["distinct_states"] > 100 and doc["depth"] > 5 and doc["seconds"] >= 0
     assert doc["mode"] == "hw"
     assert doc["config"] == {
         "mode": "hw",
         "replicas": 2,
         "records": 1,
-        "epochs": 2,
+        "epochs": 3,
         "crashes": 1,
         "acks": -1,
         "min_insync_replicas": 1,
         "unclean_election": False,
         "lossy_crash": False,
         "controller_failover": False,
+        "atomic": False,
     }
     assert doc["invariants"]["hw-le-leo"] == "holds"
-    assert doc["violations"]["no-committed-data-loss"]["trace_length"] == 9
+    assert doc["violations"]["no-committed-data-loss"]["trace_length"] == 11
 
 
 def test_json_when_everything_holds(capsys):
@@ -78,7 +79,7 @@ def test_trace_out_writes_itf(capsys, tmp_path):
     assert doc["#meta"]["config"]["mode"] == "hw"
     assert doc["vars"] == ["controller", "replicas", "written", "crashes", "committed", "acked"]
     states = doc["states"]
-    assert len(states) == 9
+    assert len(states) == 11
     assert states[0]["#meta"] == {"index": 0, "action": None}
     assert states[1]["#meta"]["action"] == {"name": "write", "params": {"leader": {"#bigint": "0"}}}
     assert states[1]["replicas"][0]["log"] == [{"epoch": {"#bigint": "1"}, "id": {"#bigint": "1"}}]
@@ -115,7 +116,7 @@ def test_compare_table(capsys):
     header = next(line for line in out.splitlines() if line.startswith("invariant"))
     assert header.split() == ["invariant", "hw", "kip320"]
     row = next(line for line in out.splitlines() if line.startswith("no-committed-data-loss"))
-    assert "VIOLATED (trace of 9 states)" in row and "holds (" in row
+    assert "VIOLATED (trace of 11 states)" in row and "holds (" in row
 
 
 def test_compare_json(capsys):
@@ -136,7 +137,11 @@ def test_list_invariants(capsys):
         "hw-le-leo",
         "strong-isr",
         "leader-in-isr",
+        "follower-hw-committed",
+        "hw-monotonic",
     ]
+    marks = {line.split()[0]: line.split()[1] for line in out.splitlines()}
+    assert marks["hw-monotonic"] == "on" and marks["follower-hw-committed"] == "default"
 
 
 def test_max_states_is_reported_and_is_not_a_pass(capsys):
@@ -159,7 +164,12 @@ def test_max_states_is_reported_and_is_not_a_pass(capsys):
         (["check", "--max-states", "0"], "must be at least 1"),
         (["check", "--config", "/no/such.toml"], "/no/such.toml: no such file"),
         (["check", "--trace-out", "/no/such/dir/t.json"], "does not exist"),
-        (["compare", "--modes", "hw,zk"], "unknown mode 'zk'"),
+        (["compare", "--modes", "hw,zk"], "--modes: 'zk' is not a Kafka release"),
+        (
+            ["check", "--kafka", "3.0"],
+            "argument --kafka: Kafka 3.0.0 is newer than this model covers",
+        ),
+        (["check", "--kafka", "1.1.2"], "Kafka 1.1.2 was never released"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
     ],
 )

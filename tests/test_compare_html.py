@@ -12,7 +12,7 @@ from urllib.parse import unquote, urlparse
 from checker.cli import main
 
 # Fast bounds (well under a second for both modes): hw breaks several invariants, kip320 none.
-SMALL = ["--modes", "hw,kip320", "--records", "1", "--epochs", "2", "--quiet"]
+SMALL = ["--modes", "hw,kip320", "--records", "1", "--epochs", "3", "--quiet"]
 VOID = {"meta", "br", "hr", "img", "input", "link", "wbr"}
 
 
@@ -97,7 +97,7 @@ def test_page_explains_each_counterexample_and_links_its_files(tmp_path, capsys)
     assert main(["compare", *SMALL, "--html", str(page), "--trace-dir", str(traces)]) == 1
     doc = parse(page)
     text = doc.text()
-    assert "Bounds: replicas=2 records=1 epochs=2 crashes=1" in text
+    assert "Bounds: replicas=2 records=1 epochs=3 crashes=1" in text
     assert not doc.find_all("p", "note")  # both searches finished
 
     written = sorted(p.name.removesuffix(".itf.json") for p in traces.glob("*.itf.json"))
@@ -128,7 +128,7 @@ def test_page_explains_each_counterexample_and_links_its_files(tmp_path, capsys)
         assert cell.text().startswith("VIOLATED")
         assert files <= {resolve(page, h) for h in cell.hrefs() if not h.startswith("#")}
         assert files <= {resolve(page, h) for h in explained[key].hrefs()}
-    assert len(doc.find_all("td", "holds")) == 6 + 6 - len(written)
+    assert len(doc.find_all("td", "holds")) == 7 + 7 - len(written)
 
 
 def test_timelines_are_the_replay_pages_of_the_traces(tmp_path):
@@ -183,8 +183,8 @@ def test_without_trace_dir_the_page_still_explains(tmp_path):
 
 def test_unfinished_searches_are_noted(tmp_path):
     page = tmp_path / "compare.html"
-    # hw finds its counterexamples within 1,000 states, but neither mode is exhausted
-    argv = [*SMALL, "--max-states", "1000", "--html", str(page), "--trace-dir", str(tmp_path)]
+    # hw finds its counterexamples within 5,000 states, but neither mode is exhausted
+    argv = [*SMALL, "--max-states", "5000", "--html", str(page), "--trace-dir", str(tmp_path)]
     assert main(["compare", *argv]) == 1
     doc = parse(page)
     notes = [" ".join(p.text().split()) for p in doc.find_all("p", "note")]

@@ -18,7 +18,7 @@ import pytest
 from checker.cli import EXIT_INCOMPLETE, EXIT_INTERRUPTED, main, memory_size
 from tests.conftest import interrupt_replcheck
 
-SMALL = ["--records", "1", "--epochs", "2", "--quiet"]
+SMALL = ["--records", "1", "--epochs", "3", "--quiet"]
 # kip320 on 3 replicas: far more states than any of these tests lets it visit.
 BIG = ["--mode", "kip320", "--replicas", "3", "--records", "3", "--crashes", "2", "--epochs", "4"]
 
@@ -97,7 +97,7 @@ def _gate_file(tmp_path) -> str:
         for k, v in {"mode": '"kip320"', "replicas": 3, "records": 3, "crashes": 2}.items()
     )
     gate.write_text(
-        '[[check]]\nname = "quick"\nmode = "hw"\nrecords = 1\nepochs = 2\n'
+        '[[check]]\nname = "quick"\nmode = "hw"\nrecords = 1\nepochs = 3\n'
         'invariants = ["no-committed-data-loss"]\nexpect = "violates:no-committed-data-loss"\n\n'
         f'[[check]]\nname = "long"\n{big}\nexpect = "holds"\n\n'
         '[[check]]\nname = "never"\nmode = "hw"\nexpect = "holds"\n'

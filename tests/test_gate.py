@@ -14,7 +14,7 @@ from traces.replay import replay_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 
-SMALL = "records = 1\nepochs = 2\ncrashes = 1\n"
+SMALL = "records = 1\nepochs = 3\ncrashes = 1\n"
 
 
 def gate(tmp_path: Path, text: str) -> Path:
@@ -105,7 +105,7 @@ mode = "hw"
 {SMALL}engine = "walk"
 walks = 500
 depth = 20
-seed = 3
+seed = 2
 invariants = ["no-committed-data-loss"]
 expect = "violates:no-committed-data-loss"
 """,

@@ -16,8 +16,8 @@ from model import KafkaReplication, make_config  # noqa: E402
 from traces.load import parse_action  # noqa: E402
 from traces.replay import execute  # noqa: E402
 
-SMALL = dict(mode="hw", replicas=2, records=1, epochs=2, crashes=1)
-SMALL_FLAGS = ["--records", "1", "--epochs", "2", "--crashes", "1"]
+SMALL = dict(mode="hw", replicas=2, records=1, epochs=3, crashes=1)
+SMALL_FLAGS = ["--records", "1", "--epochs", "3", "--crashes", "1"]
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +75,7 @@ def test_command_writes_each_format(tmp_path, capsys, suffix, small):
     printed = capsys.readouterr().out
     assert f"{nodes:,} states, {edges:,} edges" in printed
     bad = len(sg.violating["no-committed-data-loss"])
-    assert f"no-committed-data-loss: {bad} violating state(s); shortest path 8 steps" in printed
+    assert f"no-committed-data-loss: {bad} violating state(s); shortest path 10 steps" in printed
     assert "states from which no violation is reachable: " in printed
     if suffix == ".graphml":
         g = nx.read_graphml(out)

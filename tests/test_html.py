@@ -14,7 +14,7 @@ from checker.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-LONG_TRACE = ROOT / "docs" / "traces" / "kip101.consistent-logs.itf.json"  # 16 steps
+LONG_TRACE = ROOT / "docs" / "traces" / "kip101.consistent-logs.itf.json"  # 18 steps
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 
@@ -146,7 +146,7 @@ def _replay_page(trace: Path, out: Path) -> Path:
 
 
 @pytest.mark.parametrize(
-    ("trace", "broken"), [(EXAMPLES / "seed-data-loss.itf.json", 9), (LONG_TRACE, 15)]
+    ("trace", "broken"), [(EXAMPLES / "seed-data-loss.itf.json", 9), (LONG_TRACE, 18)]
 )
 def test_page_opens_on_the_violation(trace, broken, tmp_path):
     """At 1400 px the violating step (not steps 0-4) is in view, with steps before it."""

@@ -36,7 +36,7 @@ def replica(log=(), hw=0, epoch=1, leader=0, alive=1, truncation=TRUNCATED, lead
     )
 
 
-def state(r0, r1, leader=0, epoch=1, isr=0b11, committed=(), acked=0):
+def state(r0, r1, leader=0, epoch=1, isr=0b11, committed=(), acked=0, hides_stale_hw=0):
     return State(
         ctrl_leader=leader,
         ctrl_epoch=epoch,
@@ -48,7 +48,7 @@ def state(r0, r1, leader=0, epoch=1, isr=0b11, committed=(), acked=0):
         committed=tuple(committed),
         acked=acked,
         ctrl_history=((0, 0b11),) * epoch,
-        hides_stale_hw=0,
+        hides_stale_hw=hides_stale_hw,
         replicas=(r0, r1),
     )
 
@@ -169,4 +169,13 @@ def test_hw_monotonic():
     leader = replica([M1, M2], hw=1, leading=True)
     assert hw_monotonic(state(leader, replica([M1]), committed=[M1])) is None
     message = hw_monotonic(state(leader, replica([M1]), committed=[M1, M2]))
-    assert message is not None and "HW 1" in message
+    assert message is not None and "end offset 1" in message
+    # KIP-207 (2.2+): a leader of epoch 2 whose HW is below its epoch's start (its LEO
+    # 2 at election, no epoch-2 record yet) answers OFFSET_NOT_AVAILABLE: it lists nothing.
+    new_leader = replica([M1, M2], hw=1, leading=True, epoch=2)
+    stale = dict(leader=0, epoch=2, committed=[M1, M2])
+    assert hw_monotonic(state(new_leader, replica([M1]), **stale, hides_stale_hw=1)) is None
+    assert hw_monotonic(state(new_leader, replica([M1]), **stale, hides_stale_hw=0))
+    # Once it is past its epoch's start, a lower HW is listed again in any release.
+    caught_up = dict(leader=0, epoch=1, committed=[M1, M2])
+    assert hw_monotonic(state(leader, replica([M1]), **caught_up, hides_stale_hw=1))

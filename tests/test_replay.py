@@ -181,7 +181,7 @@ def _bad_param(doc):
 
 BAD = {
     "unknown action": (_not_itf, "unknown action 'teleport'"),
-    "another mode": (_bad_mode, "is not a Kafka release (expected X.Y.Z such as 2.1.0, or one of hw, kip101, kip279, kip320)"),
+    "another mode": (_bad_mode, "is not a Kafka release (expected X.Y.Z such as 2.1.0"),
     "replica out of range": (_bad_replica, "leader=7 is not a replica"),
     "no action": (_no_action, "states[4]: no #meta.action"),
     "unknown invariant": (_bad_invariant, "unknown invariant 'no-such-thing'"),

@@ -27,13 +27,13 @@ PADDED = [
     A("fetch", 1, 0),
     A("write", 0),
     *[A("fetch", 1, 0)] * 7,
+    A("checkpoint_hw", 0),
     A("crash", 1, 1),
     A("restart", 1),
-    A("checkpoint_hw", 0),
+    A("deliver_latest", 1),
     A("crash", 0, 1),
-    A("deliver", 1),
-    A("elect", 1),
     A("restart", 0),
+    A("elect", 1),
     A("deliver", 1),
 ]
 

@@ -16,7 +16,7 @@ import pytest
 
 from checker.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION
 
-SEEDS = ["--mode", "hw", "--replicas", "2", "--records", "1", "--epochs", "2", "--crashes", "1"]
+SEEDS = ["--mode", "hw", "--replicas", "2", "--records", "1", "--epochs", "3", "--crashes", "1"]
 LOSS = "no-committed-data-loss"
 JVM_NOTICE = "WARNING: Using incubator modules"  # the JVM's own start-up line (docs/spark.md)
 KIP320_3R = ["--mode", "kip320", "--replicas", "3", "--records", "2", "--epochs", "3"]
@@ -46,8 +46,8 @@ def test_a_whole_run_reports_exports_and_leaves_nothing_behind(walk_process, tmp
     doc = json.loads(run.stdout())
     assert doc["result"] == "violated" and doc["interrupted"] is False
     assert doc["walks"] == doc["walks_requested"] == 1200
-    assert doc["violations"] == {LOSS: 1}
-    assert doc["counterexamples"][LOSS]["walk"] == 1091
+    assert doc["violations"] == {LOSS: 2}
+    assert doc["counterexamples"][LOSS]["walk"] == 396
     assert (out / f"{LOSS}.itf.json").is_file() and (out / "walks.parquet").is_dir()
     assert json.loads((out / "summary.json").read_text())["walks"] == 1200
     assert_clean(run.stderr())
