@@ -17,7 +17,6 @@ from model.state import (
     TRUNCATED,
     State,
     members,
-    record_epoch,
     record_id,
     record_name,
     true_leader,
@@ -210,21 +209,12 @@ def hw_monotonic(s: State) -> Verdict:
     hw = lead.hw
     if hw >= len(s.committed):
         return None
-    if s.hides_stale_hw and hw < _epoch_start(lead.log, s.ctrl_epoch):
+    if s.hides_stale_hw and hw < lead.epoch_start:
         return None  # ListOffsets: OFFSET_NOT_AVAILABLE
     return (
         f"leader r{leader} lists end offset {hw} in epoch {s.ctrl_epoch}, below the "
         f"{len(s.committed)} record(s) a leader has already exposed as committed"
     )
-
-
-def _epoch_start(log: tuple[int, ...], epoch: int) -> int:
-    """Where a leader's epoch starts: its first record of that epoch, else its LEO
-    (a leader appends only its own epoch's records, so its LEO at election is there)."""
-    for offset, record in enumerate(log):
-        if record_epoch(record) >= epoch:
-            return offset
-    return len(log)
 
 
 # Ordered by importance: reports lead with the first violated one.

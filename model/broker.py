@@ -109,13 +109,6 @@ class BrokerRules:
                         acked |= bit
         return r.replace(hw=low, pending=pending), acked
 
-    def _epoch_start_offset(self, r: Replica) -> int:
-        """leaderEpochStartOffset: the leader's LEO when it became leader of its epoch."""
-        for offset, record in enumerate(r.log):
-            if record_epoch(record) >= r.epoch:
-                return offset
-        return r.leo
-
     # ------------------------------------------------------ crash and restart
 
     def _do_checkpoint_hw(self, s: State, i: int) -> State:
@@ -176,6 +169,7 @@ class BrokerRules:
             unwritten_epoch=unwritten,
             pending=r.pending if was_leader else 0,
             zk_current=zk,
+            epoch_start=r.leo,
             inflight=NOTHING_IN_FLIGHT,  # its fetcher for the partition is removed
         )
         return self._advance_leader_hw(r, remote, acked)  # makeLeader does this
@@ -224,6 +218,7 @@ class BrokerRules:
             truncation=truncation,
             pending=0,
             zk_current=0,
+            epoch_start=-1,
             inflight=inflight,
         )
 
@@ -266,5 +261,6 @@ def crashed(r: Replica, keep: int) -> Replica:
         unwritten_epoch=r.unwritten_epoch if keep == r.leo else 0,
         pending=0,  # the producer's waiting requests fail with the connection
         zk_current=0,
+        epoch_start=-1,
         inflight=NOTHING_IN_FLIGHT,  # requests and responses die with the connections
     )

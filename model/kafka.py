@@ -115,6 +115,7 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                     unwritten_epoch=1 if leader and self.behaviour.leader_caches_epoch else 0,
                     pending=0,
                     zk_current=1 if leader else 0,
+                    epoch_start=0 if leader else -1,
                     inflight=NOTHING_IN_FLIGHT,
                 )
             )

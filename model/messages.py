@@ -75,7 +75,7 @@ class MessageRules:
             not lead.isr >> f & 1
             and lead.zk_current
             and offset >= lead.hw
-            and (not needs_epoch_start or offset >= self._epoch_start_offset(lead))
+            and (not needs_epoch_start or offset >= lead.epoch_start)
         ):
             ctrl_isr, written = lead.isr | (1 << f), 1
             lead = lead.replace(isr=ctrl_isr)

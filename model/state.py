@@ -78,6 +78,10 @@ class Replica(NamedTuple):
     # As leader: 1 while its cached partition-state version (zkVersion) is ZooKeeper's,
     # so its conditional ISR writes succeed (Partition.updateIsr); 0 otherwise.
     zk_current: int
+    # As leader: leaderEpochStartOffset, its LEO when it last became leader
+    # (Partition.makeLeader); -1 otherwise.  A broker re-made leader of the same epoch
+    # after a restart starts the epoch at its LEO then, not at its first record of it.
+    epoch_start: int
     inflight: tuple  # as follower: the response on its way to it (see NOTHING_IN_FLIGHT)
     remote_leo: tuple[int, ...]  # as leader: each follower's last fetch offset; () otherwise
     isr: int  # as leader: the ISR it believes in (bitmask); 0 otherwise

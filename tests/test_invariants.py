@@ -18,7 +18,9 @@ from model.state import MUST_TRUNCATE, NOT_TRUNCATED, TRUNCATED, Replica, State,
 M1, M2, M3 = make_record(1, 1), make_record(1, 2), make_record(2, 3)
 
 
-def replica(log=(), hw=0, epoch=1, leader=0, alive=1, truncation=TRUNCATED, leading=False):
+def replica(
+    log=(), hw=0, epoch=1, leader=0, alive=1, truncation=TRUNCATED, leading=False, epoch_start=0
+):
     return Replica(
         alive=alive,
         epoch=epoch,
@@ -29,6 +31,7 @@ def replica(log=(), hw=0, epoch=1, leader=0, alive=1, truncation=TRUNCATED, lead
         unwritten_epoch=0,
         pending=0,
         zk_current=0,
+        epoch_start=epoch_start if leading else -1,
         inflight=(),
         remote_leo=(-1, -1) if leading else (),
         isr=0b11 if leading else 0,
@@ -172,7 +175,7 @@ def test_hw_monotonic():
     assert message is not None and "end offset 1" in message
     # KIP-207 (2.2+): a leader of epoch 2 whose HW is below its epoch's start (its LEO
     # 2 at election, no epoch-2 record yet) answers OFFSET_NOT_AVAILABLE: it lists nothing.
-    new_leader = replica([M1, M2], hw=1, leading=True, epoch=2)
+    new_leader = replica([M1, M2], hw=1, leading=True, epoch=2, epoch_start=2)
     stale = dict(leader=0, epoch=2, committed=[M1, M2])
     assert hw_monotonic(state(new_leader, replica([M1]), **stale, hides_stale_hw=1)) is None
     assert hw_monotonic(state(new_leader, replica([M1]), **stale, hides_stale_hw=0))

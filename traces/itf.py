@@ -91,6 +91,7 @@ def state_to_itf(s: State) -> dict[str, Any]:
                 "unwritten_epoch": big(r.unwritten_epoch),
                 "pending": _set(members(r.pending)),
                 "zk_current": bool(r.zk_current),
+                "epoch_start": big(r.epoch_start),
                 "inflight": inflight_to_itf(r.inflight),
             }
         )

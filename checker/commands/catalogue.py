@@ -92,11 +92,12 @@ def run(args: argparse.Namespace) -> int:
     interrupted = False
     try:
         for entry in entries:
-            if not args.json:
-                print(
-                    f"     {entry.id:<4} {entry.title} ...", end="\r", file=sys.stderr, flush=True
-                )
+            live = not args.json and sys.stderr.isatty()
+            if live:  # what is running now, overwritten by its result line
+                print(f"     {entry.id} running ...", end="\r", file=sys.stderr, flush=True)
             result = run_entry(entry, args.timeout)
+            if live:
+                print("\r\033[K", end="", file=sys.stderr, flush=True)
             results.append(result)
             if folder is not None and result.trace:
                 path = folder / f"{entry.id}.itf.json"

@@ -1,0 +1,168 @@
+"""The bug catalogue: every entry shows its bug in exactly the releases it names, a wrong
+entry fails, a bad catalogue file is one line and exit 2, and docs/kafka-bugs.md is fresh."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from checker.catalogue import affected_releases, load_catalogue, run_entry
+from checker.cli import main
+from model.releases import RELEASES, behaviour
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+ENTRIES = {e.id: e for e in load_catalogue()}
+# Entries that take more than a second or two (BFS on 3 replicas, or at 4 epochs):
+# the slow run checks them through the generated page.
+SLOW = {"A2", "A3b", "A7", "A8"}
+
+
+def test_the_catalogue_covers_the_reference_list():
+    ids = set(ENTRIES)
+    assert {f"A{i}" for i in range(1, 14)} <= ids  # A14 is discussed in the page's notes
+    for e in ENTRIES.values():
+        if e.kind == "bug":
+            assert e.fixed is not None
+            assert RELEASES.index(e.fixed) == RELEASES.index(e.affected[1]) + 1
+        if e.kind == "trade-off":
+            assert e.fixed is None and e.affected == (RELEASES[0], RELEASES[-1])
+
+
+def test_one_release_per_behaviour_is_checked():
+    chosen = affected_releases(ENTRIES["A9"])  # 0.10.2 to 2.1.1
+    assert chosen[0] == "0.10.2" and chosen[-1] == "2.1.1"
+    assert len({behaviour(r) for r in chosen}) == len(chosen)  # no two alike...
+    span = RELEASES[: RELEASES.index("2.1.1") + 1]
+    # ...and every release of the range behaves like one of them
+    kinds = {tuple(vars(behaviour(r)).values())[1:] for r in chosen}
+    assert all(tuple(vars(behaviour(r)).values())[1:] in kinds for r in span)
+
+
+@pytest.mark.parametrize("entry_id", sorted(set(ENTRIES) - SLOW))
+def test_entry_behaves_as_catalogued(entry_id):
+    result = run_entry(ENTRIES[entry_id])
+    assert result.ok, result.problem
+    affected = [v for v in result.verdicts if v.release != result.entry.fixed]
+    assert affected and all(v.violated for v in affected)
+    if result.entry.fixed:
+        assert result.verdicts[-1].release == result.entry.fixed
+        assert result.verdicts[-1].violated is False
+    assert result.trace and result.message  # the counterexample shown on the page
+
+
+def _catalogue(tmp_path, text: str) -> str:
+    path = tmp_path / "bugs.toml"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+WRONG = """
+[[bug]]
+id = "X1"
+title = "claims 2.1.0 loses data at bounds where it does not"
+kind = "bug"
+affected = ["2.1.0", "2.1.0"]
+fixed = "2.1.1"
+invariant = "no-committed-data-loss"
+bounds = { replicas = 2, records = 1, epochs = 2, crashes = 1 }
+mechanism = "none"
+
+[[bug]]
+id = "X2"
+title = "claims unclean election is fixed in 2.2.0"
+kind = "bug"
+affected = ["2.1.0", "2.1.1"]
+fixed = "2.2.0"
+invariant = "no-committed-data-loss"
+bounds = { replicas = 2, records = 1, epochs = 2, crashes = 1, unclean_election = true }
+mechanism = "none"
+
+[[bug]]
+id = "X3"
+title = "pinned steps that break nothing"
+kind = "bug"
+affected = ["0.10.2", "0.10.2"]
+fixed = "0.11.0"
+invariant = "no-committed-data-loss"
+bounds = { replicas = 2, records = 1, epochs = 2, crashes = 1 }
+steps = ["write(leader=r0)"]
+mechanism = "none"
+"""
+
+
+def test_a_wrong_entry_fails(tmp_path, capsys):
+    path = _catalogue(tmp_path, WRONG)
+    assert main(["catalogue", "--file", path]) == 1
+    out = capsys.readouterr().out
+    lines = {line.split()[1]: line for line in out.splitlines() if line[:4] in ("ok  ", "FAIL")}
+    assert all(lines[i].startswith("FAIL") for i in ("X1", "X2", "X3"))
+    assert "2.1.0 should violate no-committed-data-loss: BFS: holds over" in out
+    assert "fixed release 2.2.0 should not violate no-committed-data-loss" in out
+    assert "0.10.2 should violate no-committed-data-loss: pinned steps: hold" in out
+    assert "0 behave as catalogued, 3 do not" in out
+
+
+def test_json_report(tmp_path, capsys):
+    assert main(["catalogue", "--only", "A1", "--only", "A11", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["passed"] is True and [e["id"] for e in doc["entries"]] == ["A1", "A11"]
+    a1 = doc["entries"][0]
+    assert [v["release"] for v in a1["verdicts"]] == ["0.10.2", "0.11.0"]
+    assert [v["violated"] for v in a1["verdicts"]] == [True, False]
+
+
+def test_out_writes_replayable_counterexamples(tmp_path, capsys):
+    out = tmp_path / "traces"
+    assert main(["catalogue", "--only", "A4", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["replay", str(out / "A4.itf.json")]) == 0
+    assert "ends in the recorded violation" in capsys.readouterr().out
+
+
+BAD = [
+    ("[[bug]\n", "invalid TOML"),
+    ("x = 1\n", "no [[bug]] entries"),
+    ('[[bug]]\nid = "A"\n', "title must be a non-empty string"),
+    (WRONG.replace('fixed = "2.1.1"', 'fixed = "2.0.0"'), "fixed release 2.0.0 is not after 2.1.0"),
+    (WRONG.replace('fixed = "2.1.1"', 'fixed = "9.9.9"'), "newer than this model covers"),
+    (WRONG.replace('fixed = "2.1.1"\n', "", 1), "a bug needs its first 'fixed' release"),
+    (WRONG.replace("records = 1, epochs = 2, crashes = 1 }", "records = -1 }", 1), "records"),
+    (WRONG.replace('kind = "bug"', 'kind = "feature"', 1), "kind must be one of"),
+    (WRONG.replace('["write(leader=r0)"]', '["teleport(r0)"]'), "unknown action 'teleport'"),
+    (WRONG.replace('mechanism = "none"', 'mechanism = "none"\nseverity = 3', 1), "unknown key"),
+    (WRONG.replace('id = "X2"', 'id = "X1"'), "id 'X1' appears twice"),
+]
+
+
+@pytest.mark.parametrize(("text", "fragment"), BAD)
+def test_bad_catalogue_is_one_line_and_exit_2(tmp_path, capsys, text, fragment):
+    assert main(["catalogue", "--file", _catalogue(tmp_path, text)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and fragment in err, err
+
+
+def test_unknown_only_is_exit_2(capsys):
+    assert main(["catalogue", "--only", "A99"]) == 2
+    assert "no entry 'A99'" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # about 40 s: it reruns every entry; CI runs it
+def test_committed_bug_page_matches_the_model():
+    spec = importlib.util.spec_from_file_location("make_bugs", DOCS / "make_bugs.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    files = gen.build()
+    stale = [
+        rel
+        for rel, text in files.items()
+        if not (DOCS / rel).exists() or (DOCS / rel).read_text(encoding="utf-8") != text
+    ]
+    committed = {p.relative_to(DOCS).as_posix() for p in (DOCS / gen.TRACES).glob("*.itf.json")}
+    orphans = sorted(committed - set(files))
+    assert not stale and not orphans, (
+        f"stale: {stale}, orphaned: {orphans}; run: python docs/make_bugs.py"
+    )
+    assert "does not behave as catalogued" not in files[gen.PAGE]
