@@ -249,7 +249,8 @@ def run_entry(entry: Entry, time_limit: float | None = None) -> EntryResult:
                 at, steps, message = None, [], ""
                 how = f"pinned step {exc.step}, {describe_action(exc.action)}, is not enabled"
             else:
-                how = f"pinned steps: violated at step {at}" if at else "pinned steps: hold"
+                held = at is None
+                how = "pinned steps: hold" if held else f"pinned steps: violated at step {at}"
             violated = at is not None
         else:
             found = _search(entry, release, time_limit)
@@ -294,7 +295,7 @@ def _judge_fixed(entry: Entry, shown, time_limit, result: EntryResult) -> Verdic
                 time.monotonic() - start,
             )
         how = (
-            f"BFS: violated in {v.length} states by another bug; "
+            f"BFS: violated in {v.length} states along another interleaving; "
             if v
             else f"BFS stopped ({found.status}); "
         )
