@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -61,3 +62,25 @@ def interrupt_replcheck(
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def regenerate(script: str):
+    """Run docs/<script>'s build() and return (module, files, stale or orphaned paths):
+    a generated page or trace that differs from the committed one, or a committed trace
+    the generator no longer writes."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(script.removesuffix(".py"), DOCS / script)
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    files = gen.build()
+    stale = [
+        rel
+        for rel, text in files.items()
+        if not (DOCS / rel).exists() or (DOCS / rel).read_text(encoding="utf-8") != text
+    ]
+    committed = {p.relative_to(DOCS).as_posix() for p in (DOCS / gen.TRACES).glob("*.itf.json")}
+    return gen, files, stale + sorted(committed - set(files))

@@ -3,17 +3,15 @@ entry fails, a bad catalogue file is one line and exit 2, and docs/kafka-bugs.md
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
 from checker.catalogue import affected_releases, load_catalogue, run_entry
 from checker.cli import main
 from model.releases import RELEASES, behaviour
+from tests.conftest import regenerate
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
 ENTRIES = {e.id: e for e in load_catalogue()}
 # Entries that take more than a second or two (BFS on 3 replicas, or at 4 epochs):
 # the slow run checks them through the generated page.
@@ -151,18 +149,6 @@ def test_unknown_only_is_exit_2(capsys):
 
 @pytest.mark.slow  # about 40 s: it reruns every entry; CI runs it
 def test_committed_bug_page_matches_the_model():
-    spec = importlib.util.spec_from_file_location("make_bugs", DOCS / "make_bugs.py")
-    gen = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gen)
-    files = gen.build()
-    stale = [
-        rel
-        for rel, text in files.items()
-        if not (DOCS / rel).exists() or (DOCS / rel).read_text(encoding="utf-8") != text
-    ]
-    committed = {p.relative_to(DOCS).as_posix() for p in (DOCS / gen.TRACES).glob("*.itf.json")}
-    orphans = sorted(committed - set(files))
-    assert not stale and not orphans, (
-        f"stale: {stale}, orphaned: {orphans}; run: python docs/make_bugs.py"
-    )
+    gen, files, stale = regenerate("make_bugs.py")
+    assert not stale, f"stale: {stale}; run: python docs/make_bugs.py"
     assert "does not behave as catalogued" not in files[gen.PAGE]

@@ -2,35 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+from tests.conftest import DOCS, regenerate
 
 
-def _generator():
-    spec = importlib.util.spec_from_file_location("make_report", DOCS / "make_report.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.mark.slow  # about a minute: it re-runs every search of the report; CI runs it
+@pytest.mark.slow  # about a minute and a half: it re-runs every search of the report; CI runs it
 def test_committed_report_matches_the_model():
-    gen = _generator()
-    files = gen.build()
-    stale = [
-        rel
-        for rel, content in files.items()
-        if not (DOCS / rel).exists() or (DOCS / rel).read_text(encoding="utf-8") != content
-    ]
-    committed = {p.relative_to(DOCS).as_posix() for p in (DOCS / gen.TRACES).glob("*.itf.json")}
-    orphans = sorted(committed - set(files))
-    assert not stale and not orphans, (
-        f"stale: {stale}, orphaned traces: {orphans}; run: python docs/make_report.py"
-    )
+    _gen, _files, stale = regenerate("make_report.py")
+    assert not stale, f"stale: {stale}; run: python docs/make_report.py"
 
 
 def test_report_says_what_the_seeds_say():
