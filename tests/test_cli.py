@@ -218,3 +218,15 @@ def test_ctrl_c_stops_cleanly_and_reports(tmp_path):
     assert doc["status"] == "interrupted" and doc["result"] == "incomplete"
     assert doc["distinct_states"] > 0
     assert "Traceback" not in err
+
+
+def test_kafka_release_in_toml_and_compare(capsys, tmp_path):
+    cfg = tmp_path / "k.toml"
+    cfg.write_text('kafka = "2.0"\nrecords = 1\nepochs = 3\n')
+    code, out, _ = run(capsys, "check", "--config", str(cfg), "--json")
+    assert code == 0 and json.loads(out)["config"]["mode"] == "2.0.0"  # 2.0 reads as 2.0.0
+    code, out, _ = run(capsys, "compare", "--kafka", "0.10.2,2.1", "--json", *SMALL)
+    doc = json.loads(out)
+    assert code == 1 and doc["modes"] == ["0.10.2", "2.1.0"]
+    assert doc["results"]["0.10.2"]["result"] == "violated"
+    assert doc["results"]["2.1.0"]["result"] == "holds"
