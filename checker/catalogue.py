@@ -208,15 +208,8 @@ def affected_releases(entry: Entry) -> list[str]:
     """One release per distinct behaviour in the affected range (the newest of each):
     releases that behave alike have the same state space and verdict."""
     first, last = (RELEASES.index(r) for r in entry.affected)
-    span = RELEASES[first : last + 1]
-    if entry.kind == "trade-off":
-        span = RELEASES
-    chosen: dict[Any, str] = {}
-    for release in span:
-        b = behaviour(release)
-        key = tuple(v for k, v in vars(b).items() if k != "release")
-        chosen[key] = release
-    return sorted(chosen.values(), key=RELEASES.index)
+    newest = {behaviour(r).rules: r for r in RELEASES[first : last + 1]}
+    return sorted(newest.values(), key=RELEASES.index)
 
 
 def _replay(entry: Entry, release: str, actions: Sequence[Action]):

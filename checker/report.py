@@ -227,3 +227,28 @@ def summarize_violation(violation: Violation) -> str:
     if message[:2].istitle():  # "Committed ..." -> "committed ...", but keep "ISR ..."
         message = message[0].lower() + message[1:]
     return f"After {', '.join(compact)}: {message}."
+
+
+# ------------------------------------------------------- generated documentation
+
+
+def stale_files(files: dict[str, str], folder: Path, traces: str) -> list[str]:
+    """Generated files (paths relative to ``folder``) whose committed copy is missing or
+    differs, then committed ``traces/*.itf.json`` that the generator no longer writes."""
+    stale = [
+        rel
+        for rel, text in files.items()
+        if not (folder / rel).exists() or (folder / rel).read_text(encoding="utf-8") != text
+    ]
+    committed = {p.relative_to(folder).as_posix() for p in (folder / traces).glob("*.itf.json")}
+    return stale + sorted(committed - set(files))
+
+
+def write_files(files: dict[str, str], folder: Path, traces: str) -> None:
+    """Write the generated files under ``folder`` and remove traces no longer generated."""
+    (folder / traces).mkdir(parents=True, exist_ok=True)
+    for old in (folder / traces).glob("*.itf.json"):
+        if old.relative_to(folder).as_posix() not in files:
+            old.unlink()
+    for rel, text in files.items():
+        (folder / rel).write_text(text, encoding="utf-8")

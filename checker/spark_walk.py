@@ -628,9 +628,9 @@ class SparkSummary:
     partitions: int
     extra: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def never_fired(self) -> list[str]:
-        return [k for k in KINDS if not self.action_counts.get(k)]
+    def never_fired(self, kinds: Sequence[str] = KINDS) -> list[str]:
+        """The action kinds (of ``kinds``: those the configuration can take) no walk took."""
+        return [k for k in kinds if not self.action_counts.get(k)]
 
 
 STOP_PROPERTY = "replcheck.walk.stop"  # a Spark local property: see walk_job

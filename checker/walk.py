@@ -250,9 +250,9 @@ class Summary:
     action_counts: dict[str, int] = field(default_factory=dict)
     distinct_states: int = 0  # exact here; approximate in the Spark job
 
-    @property
-    def never_fired(self) -> list[str]:
-        return [k for k in KINDS if not self.action_counts.get(k)]
+    def never_fired(self, kinds: Sequence[str] = KINDS) -> list[str]:
+        """The action kinds (of ``kinds``: those the configuration can take) no walk took."""
+        return [k for k in kinds if not self.action_counts.get(k)]
 
 
 def summarize(results: Iterable[WalkResult], fingerprint_rate: int = 1) -> Summary:

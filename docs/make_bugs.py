@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from checker.catalogue import EntryResult, load_catalogue, run_entry  # noqa: E402
+from checker.report import stale_files, write_files  # noqa: E402
 from model.releases import RELEASES  # noqa: E402
 from traces.itf import trace_to_itf  # noqa: E402
 from traces.text import format_trace  # noqa: E402
@@ -140,27 +141,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if the page is stale")
     args = parser.parse_args()
-    docs = Path(__file__).resolve().parent
+    docs = ROOT / "docs"
     files = build()
-    stale = [
-        rel
-        for rel, text in files.items()
-        if not (docs / rel).exists() or (docs / rel).read_text(encoding="utf-8") != text
-    ]
-    orphans = sorted(
-        p.relative_to(docs).as_posix()
-        for p in (docs / TRACES).glob("*.itf.json")
-        if p.relative_to(docs).as_posix() not in files
-    )
     if args.check:
-        for rel in stale + orphans:
+        stale = stale_files(files, docs, TRACES)
+        for rel in stale:
             print(f"stale: docs/{rel}")
-        return 1 if stale or orphans else 0
-    (docs / TRACES).mkdir(exist_ok=True)
-    for rel in orphans:
-        (docs / rel).unlink()
-    for rel, text in files.items():
-        (docs / rel).write_text(text, encoding="utf-8")
+        return 1 if stale else 0
+    write_files(files, docs, TRACES)
     print(f"wrote docs/{PAGE} and {len(files) - 1} traces under docs/{TRACES}/")
     return 0
 

@@ -18,7 +18,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from checker.bfs import SearchResult, bfs  # noqa: E402
-from checker.report import cell, markdown_table, summarize_violation  # noqa: E402
+from checker.report import (  # noqa: E402
+    cell,
+    markdown_table,
+    stale_files,
+    summarize_violation,
+    write_files,
+)
 from invariants import INVARIANTS, select  # noqa: E402
 from model import KafkaReplication, make_config  # noqa: E402
 from model.config import MODES  # noqa: E402
@@ -184,24 +190,12 @@ def main() -> int:
     args = parser.parse_args()
     docs = ROOT / "docs"
     files = build()
-    stale = []
-    for rel, content in sorted(files.items()):
-        path = docs / rel
-        if args.check:
-            if not path.exists() or path.read_text(encoding="utf-8") != content:
-                stale.append(rel)
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
     if args.check:
-        known = {p.relative_to(docs).as_posix() for p in (docs / TRACES).glob("*.itf.json")}
-        stale += sorted(known - set(files))
+        stale = stale_files(files, docs, TRACES)
         for rel in stale:
             print(f"stale: docs/{rel}")
         return 1 if stale else 0
-    for old in (docs / TRACES).glob("*.itf.json"):
-        if old.relative_to(docs).as_posix() not in files:
-            old.unlink()
+    write_files(files, docs, TRACES)
     print(f"wrote docs/{REPORT} and {len(files) - 1} traces under docs/{TRACES}/")
     return 0
 

@@ -30,8 +30,8 @@ class Invariant:
     id: str
     description: str
     check: Callable[[State], Verdict]
-    # Checked when no --invariant is given.  Off for properties every Kafka
-    # release breaks by design (a documented trade-off, not a bug to gate on).
+    # Checked when no --invariant is given.  Off for a property that is not about
+    # durability and that releases break by design (see hw-monotonic).
     default: bool = True
 
     def __call__(self, state: State) -> Verdict:

@@ -46,11 +46,6 @@ class Config:
     controller_failover: bool = False
     atomic: bool = False
 
-    @property
-    def release(self) -> str:
-        """The Kafka release this configuration models."""
-        return release_name(self.mode)
-
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 

@@ -135,12 +135,10 @@ def whole_exchange(follower: Replica, leader: Replica, b: Behaviour) -> int | No
     older epochs.  Returns None when Kafka's loop would make no progress (the
     follower keeps asking and never fetches: a livelock, not a safety bug).
     """
-    if latest_epoch(follower) == UNDEFINED:
-        return min(follower.hw, follower.leo)  # no epochs: no request, truncate to the HW
     current = follower
     while True:
         requested = latest_epoch(current)
-        if requested == UNDEFINED:
+        if requested == UNDEFINED:  # no epochs (left): no request, truncate to the HW
             return min(follower.hw, current.leo)
         offset, done = truncation_step(current, leader_answer(leader, requested, b), b)
         if done:

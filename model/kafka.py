@@ -34,6 +34,7 @@ from model.state import (
     UNKNOWN_LEO,
     Replica,
     State,
+    true_leader,
 )
 from model.symmetry import representative
 
@@ -233,12 +234,10 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
 
     def _record_commits(self, s: State) -> State:
         """Ghost update: remember each offset's record once the true leader's HW passes it."""
-        leader = s.ctrl_leader
+        leader = true_leader(s)
         if leader < 0:
             return s
         r = s.replicas[leader]
-        if not r.alive or r.epoch != s.ctrl_epoch or r.leader != leader:
-            return s  # no true leader (see state.true_leader)
         known = len(s.committed)
         if r.hw > known and r.log[:known] == s.committed:
             return s.replace(committed=r.log[: r.hw])

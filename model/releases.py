@@ -83,6 +83,11 @@ class Behaviour:
     truncation_lowers_hw: bool
     hides_stale_hw: bool
 
+    @property
+    def rules(self) -> tuple:
+        """Every behaviour but the release's name: equal rules, equal state spaces."""
+        return tuple(getattr(self, f.name) for f in fields(self) if f.name != "release")
+
 
 @dataclass(frozen=True)
 class Row:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from checker.report import stale_files
 from model import Action, KafkaReplication, make_config
 from tests.stubs import ReachedSpark
 
@@ -77,10 +78,4 @@ def regenerate(script: str):
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
     files = gen.build()
-    stale = [
-        rel
-        for rel, text in files.items()
-        if not (DOCS / rel).exists() or (DOCS / rel).read_text(encoding="utf-8") != text
-    ]
-    committed = {p.relative_to(DOCS).as_posix() for p in (DOCS / gen.TRACES).glob("*.itf.json")}
-    return gen, files, stale + sorted(committed - set(files))
+    return gen, files, stale_files(files, DOCS, gen.TRACES)

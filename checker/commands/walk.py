@@ -284,12 +284,6 @@ def _run_job(spark, spark_walk, args, config, invariants, started, startup) -> i
 # --------------------------------------------------------------------- output
 
 
-def _never_fired(summary, config: Config) -> list[str]:
-    """Action kinds this configuration can take that no walk took."""
-    counts = summary.action_counts
-    return [k for k in KafkaReplication(config).action_kinds() if not counts.get(k)]
-
-
 def result_word(violated: bool, interrupted: bool) -> str:
     """An interrupted run without a violation must not read as a pass."""
     if violated:
@@ -325,7 +319,7 @@ def to_json(
         },
         "ends": summary.ends,
         "action_counts": summary.action_counts,
-        "never_fired": _never_fired(summary, config),
+        "never_fired": summary.never_fired(KafkaReplication(config).action_kinds()),
         "distinct_states_approx": summary.distinct_states_approx,
         "seconds": round(seconds, 3),
         "job_seconds": round(job, 3),
@@ -386,7 +380,7 @@ def print_text(config, args, summary, examples, invariants, doc) -> None:
     total = sum(counts.values()) or 1
     kinds = KafkaReplication(config).action_kinds()
     print("action coverage: " + ", ".join(f"{k} {100 * counts[k] / total:.1f}%" for k in kinds))
-    never = _never_fired(summary, config)
+    never = summary.never_fired(kinds)
     print(f"never fired: {', '.join(never) if never else 'none'}")
 
     first = next(iter(examples.values()), None)
