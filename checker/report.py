@@ -252,3 +252,22 @@ def write_files(files: dict[str, str], folder: Path, traces: str) -> None:
             old.unlink()
     for rel, text in files.items():
         (folder / rel).write_text(text, encoding="utf-8")
+
+
+def generator_main(description: str, build, page: str, traces: str, folder: Path) -> int:
+    """The command line of a docs generator: write its files, or with --check exit 1
+    if the committed ones are stale."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--check", action="store_true", help="exit 1 if the page is stale")
+    args = parser.parse_args()
+    files = build()
+    if args.check:
+        stale = stale_files(files, folder, traces)
+        for rel in stale:
+            print(f"stale: {folder.name}/{rel}")
+        return 1 if stale else 0
+    write_files(files, folder, traces)
+    print(f"wrote {folder.name}/{page} and {len(files) - 1} traces under {folder.name}/{traces}/")
+    return 0

@@ -10,7 +10,6 @@ current model (tests/test_bugs_doc.py fails until the page is regenerated).
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -19,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from checker.catalogue import EntryResult, load_catalogue, run_entry  # noqa: E402
-from checker.report import stale_files, write_files  # noqa: E402
+from checker.report import generator_main  # noqa: E402
 from model.releases import RELEASES  # noqa: E402
 from traces.itf import trace_to_itf  # noqa: E402
 from traces.text import format_trace  # noqa: E402
@@ -138,19 +137,7 @@ def build() -> dict[str, str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if the page is stale")
-    args = parser.parse_args()
-    docs = ROOT / "docs"
-    files = build()
-    if args.check:
-        stale = stale_files(files, docs, TRACES)
-        for rel in stale:
-            print(f"stale: docs/{rel}")
-        return 1 if stale else 0
-    write_files(files, docs, TRACES)
-    print(f"wrote docs/{PAGE} and {len(files) - 1} traces under docs/{TRACES}/")
-    return 0
+    return generator_main(__doc__.splitlines()[0], build, PAGE, TRACES, ROOT / "docs")
 
 
 if __name__ == "__main__":

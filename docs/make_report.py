@@ -10,7 +10,6 @@ model does (tests/test_report.py fails until it is regenerated).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -20,10 +19,9 @@ sys.path.insert(0, str(ROOT))
 from checker.bfs import SearchResult, bfs  # noqa: E402
 from checker.report import (  # noqa: E402
     cell,
+    generator_main,
     markdown_table,
-    stale_files,
     summarize_violation,
-    write_files,
 )
 from invariants import INVARIANTS, select  # noqa: E402
 from model import KafkaReplication, make_config  # noqa: E402
@@ -185,19 +183,7 @@ def build() -> dict[str, str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if the report is stale")
-    args = parser.parse_args()
-    docs = ROOT / "docs"
-    files = build()
-    if args.check:
-        stale = stale_files(files, docs, TRACES)
-        for rel in stale:
-            print(f"stale: docs/{rel}")
-        return 1 if stale else 0
-    write_files(files, docs, TRACES)
-    print(f"wrote docs/{REPORT} and {len(files) - 1} traces under docs/{TRACES}/")
-    return 0
+    return generator_main(__doc__.splitlines()[0], build, REPORT, TRACES, ROOT / "docs")
 
 
 if __name__ == "__main__":
