@@ -9,6 +9,7 @@ The release's differences come from ``self.behaviour`` (model/releases.py).
 from __future__ import annotations
 
 from model.releases import (
+    ON_FETCH,
     RETRUNCATE_EVERY,
     RETRUNCATE_MISSED,
     TRUNCATE_TO_HW,
@@ -70,15 +71,32 @@ class BrokerRules:
     def _do_shrink_isr(self, s: State, i: int, f: int) -> State:
         """ref § ISR maintenance: drop a lagging follower; the HW may then advance.
 
-        The ISR write is a ZooKeeper update conditional on the leader's cached
-        zkVersion (Partition.updateIsr), so it is enabled only while that version
-        is current; a refused write changes nothing (the leader keeps its ISR).
+        Up to 2.6 the ISR write is a ZooKeeper update conditional on the leader's
+        cached zkVersion (Partition.updateIsr), so it is enabled only while that
+        version is current; a refused write changes nothing (the leader keeps its
+        ISR).  From 2.7 it is a request to the controller (:meth:`_propose_isr`).
         """
         r = s.replicas[i]
         isr = r.isr & ~(1 << f)
+        if self.behaviour.alter_isr:
+            return self._propose_isr(s, i, isr)
         r, acked = self._advance_leader_hw(r.replace(isr=isr), r.remote_leo, s.acked)
         return s.replace(
             ctrl_isr=isr, ctrl_isr_written=1, acked=acked, replicas=put(s.replicas, i, r)
+        )
+
+    def _propose_isr(self, s: State, i: int, isr: int) -> State:
+        """KIP-497 (2.7 Partition.expandIsrWithAlterIsr / shrinkIsrWithAlterIsr): the
+        leader enters PendingExpandIsr or PendingShrinkIsr and sends AlterIsr; until
+        the answer its maximal ISR (the larger of the two) holds the HW back.  It
+        proposes only while nothing is pending (``isInflight``) and, as before, while
+        its cached partition version is current (a request with a stale one is
+        refused and the leader then waits for the next LeaderAndIsr anyway)."""
+        r = s.replicas[i]
+        request = (i, r.epoch, r.zk_current, isr, 0)
+        r = r.replace(pending_isr=isr)
+        return s.replace(
+            alter_requests=s.alter_requests + (request,), replicas=put(s.replicas, i, r)
         )
 
     def _advance_leader_hw(
@@ -86,12 +104,17 @@ class BrokerRules:
     ) -> tuple[Replica, int]:
         """Partition.maybeIncrementLeaderHW, then complete delayed acks=all produces.
 
-        HW := max(HW, min LEO over the ISR the leader believes in).  A waiting
-        write is acknowledged once the HW passes it, unless the ISR is then
-        below min.insync.replicas (NOT_ENOUGH_REPLICAS_AFTER_APPEND).
+        HW := max(HW, min LEO over the ISR the leader believes in, its maximal
+        ISR while a change is pending).  A waiting write is acknowledged once the
+        HW passes it, unless that ISR is then below min.insync.replicas
+        (NOT_ENOUGH_REPLICAS_AFTER_APPEND; checkEnoughReplicasReachOffset).
         """
         low = r.leo
-        isr = r.isr
+        isr = r.isr | r.pending_isr  # maximalIsr (KIP-497); just the ISR before 2.7
+        if r.pending_isr and self.config.broken_rule == "maximal-isr":
+            isr = r.pending_isr
+        if self.behaviour.hw_needs_min_isr and bits(r.isr) < self.config.min_insync_replicas:
+            return r, acked  # KAFKA-15583 (3.7.0): no HW advance below min ISR
         me = r.leader
         for f in self.ids:
             if f != me and isr >> f & 1 and remote[f] < low:
@@ -171,6 +194,7 @@ class BrokerRules:
             zk_current=zk,
             epoch_start=r.leo,
             inflight=NOTHING_IN_FLIGHT,  # its fetcher for the partition is removed
+            pending_isr=0,  # updateAssignmentAndIsr: the request's ISR is committed
         )
         return self._advance_leader_hw(r, remote, acked)  # makeLeader does this
 
@@ -197,6 +221,11 @@ class BrokerRules:
             if b.truncation == TRUNCATE_TO_HW:
                 r = truncate(r, r.hw, False)  # 0.10 makeFollowers: truncate to the own HW
                 truncation = TRUNCATED
+            elif b.truncation == ON_FETCH:
+                # 2.8+ (KAFKA-10554): the fetcher starts Fetching at the LEO with
+                # lastFetchedEpoch; the leader's divergingEpoch drives any truncation,
+                # which is owed until a fetch is answered without one.
+                truncation = MUST_TRUNCATE
             else:
                 truncation = MUST_TRUNCATE  # the fetcher first asks the leader (KIP-101)
             keeps_answer = (
@@ -220,6 +249,7 @@ class BrokerRules:
             zk_current=0,
             epoch_start=-1,
             inflight=inflight,
+            pending_isr=0,
         )
 
 
@@ -263,4 +293,5 @@ def crashed(r: Replica, keep: int) -> Replica:
         zk_current=0,
         epoch_start=-1,
         inflight=NOTHING_IN_FLIGHT,  # requests and responses die with the connections
+        pending_isr=0,
     )

@@ -11,11 +11,22 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from model.releases import MODE_RELEASES, UnknownRelease, release_name
+from model.releases import MODE_RELEASES, UnknownRelease, behaviour, release_name
 
 MODES = tuple(MODE_RELEASES)  # names for releases: hw, kip101, kip279, kip320
 ACKS = {"all": -1, "-1": -1, "1": 1, "0": 0}
 MAX_RECORDS = 30  # record ids live in a bitmask; 30 keeps states small ints
+
+
+# Design rules a run may break on purpose (``broken_rule``), to show what each one
+# prevents: the catalogue's "rule" entries (B1, B5).  Each needs a release with it.
+DESIGN_RULES: dict[str, tuple[str, str]] = {
+    "maximal-isr": (
+        "alter_isr",
+        "while an ISR change is pending the leader counts the committed and the proposed ISR "
+        "for the HW (KIP-497); broken, it counts the proposed ISR alone",
+    ),
+}
 
 
 class ConfigError(ValueError):
@@ -32,6 +43,10 @@ class Config:
     each broker only its current state, so a replica may miss LeaderAndIsr requests.
     ``mode`` is a Kafka release (``2.1.0``) or a mode name for one (``kip320``).
     ``atomic``: the coarse model, where a fetch or an epoch exchange is one step.
+    ``kraft``: the controller is the KRaft quorum (3.3+; the only one from 4.0).
+    ``elr``: Eligible Leader Replicas (KIP-966; 4.0 opt-in, on by default from 4.1).
+    Both default to what the release does by default (see :func:`make_config`).
+    ``broken_rule``: one of :data:`DESIGN_RULES`, broken to show what it prevents.
     """
 
     mode: str = "hw"
@@ -45,6 +60,9 @@ class Config:
     lossy_crash: bool = False
     controller_failover: bool = False
     atomic: bool = False
+    kraft: bool = False
+    elr: bool = False
+    broken_rule: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -68,6 +86,12 @@ class Config:
             parts.append("controller-failover")
         if self.atomic:
             parts.append("atomic")
+        if self.kraft:
+            parts.append("kraft")
+        if self.elr:
+            parts.append("elr")
+        if self.broken_rule:
+            parts.append(f"broken-rule={self.broken_rule}")
         return " ".join(parts)
 
 
@@ -144,7 +168,38 @@ def make_config(values: dict[str, Any], where: str = "") -> Config:
     out["lossy_crash"] = _bool("lossy_crash", out["lossy_crash"], where)
     out["controller_failover"] = _bool("controller_failover", out["controller_failover"], where)
     out["atomic"] = _bool("atomic", out["atomic"], where)
+    _release_options(out, merged, where)
     return Config(**out)
+
+
+def _release_options(out: dict[str, Any], given: dict[str, Any], where: str) -> None:
+    """``kraft`` and ``elr``: the release's default unless given, and only where it has them."""
+    b = behaviour(out["mode"])
+    name = b.release
+    kraft = _bool("kraft", given["kraft"], where) if "kraft" in given else not b.zookeeper_available
+    if kraft and not b.kraft_available:
+        raise ConfigError(
+            f"{where}kraft: Kafka {name} has no production KRaft controller (from 3.3.0, KIP-833)"
+        )
+    if not kraft and not b.zookeeper_available:
+        raise ConfigError(f"{where}kraft: Kafka {name} has no ZooKeeper mode (removed in 4.0.0)")
+    if kraft and out["controller_failover"]:
+        raise ConfigError(
+            f"{where}controller_failover: a ZooKeeper controller's failover; with kraft the "
+            "metadata log carries every change to the new active controller"
+        )
+    elr = _bool("elr", given["elr"], where) if "elr" in given else b.elr_default
+    if elr and not b.elr_available:
+        raise ConfigError(f"{where}elr: Kafka {name} has no Eligible Leader Replicas (from 4.0.0)")
+    out["kraft"], out["elr"] = kraft, elr
+    rule = out["broken_rule"]
+    if rule:
+        if not isinstance(rule, str) or rule not in DESIGN_RULES:
+            raise ConfigError(
+                f"{where}broken_rule: expected one of {', '.join(DESIGN_RULES)} (got {rule!r})"
+            )
+        if not getattr(b, DESIGN_RULES[rule][0]):
+            raise ConfigError(f"{where}broken_rule: Kafka {name} has no {rule} rule to break")
 
 
 def read_text(path: str | Path, error: type[Exception] = ConfigError, kind: str = "TOML") -> str:

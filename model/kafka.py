@@ -24,12 +24,14 @@ from model.controller import ControllerRules
 from model.epochs import whole_exchange
 from model.interface import Action
 from model.messages import MessageRules
-from model.releases import Behaviour, behaviour
+from model.releases import ON_FETCH, Behaviour, behaviour
 from model.state import (
+    ALTER_SENDER,
     EPOCH_RESPONSE,
     MUST_TRUNCATE,
     NO_LEADER,
     NOTHING_IN_FLIGHT,
+    TRUNCATE_PENDING,
     TRUNCATED,
     UNKNOWN_LEO,
     Replica,
@@ -45,9 +47,11 @@ ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     "fetch_response": ("follower",),
     "epoch_request": ("follower", "leader"),
     "epoch_response": ("follower",),
+    "diverging_truncate": ("follower",),
     "fetch": ("follower", "leader"),
     "truncate": ("follower", "leader"),
     "shrink_isr": ("leader", "follower"),
+    "alter_isr": ("leader",),
     "checkpoint_hw": ("replica",),
     "crash": ("replica", "keep"),
     "restart": ("replica",),
@@ -65,9 +69,13 @@ ACTION_DOCS: dict[str, str] = {
     "fetch_response": "follower handles the fetch response: appends, HW := min(HW sent, LEO)",
     "epoch_request": "leader answers a new follower's OffsetsForLeaderEpoch for its latest epoch",
     "epoch_response": "follower truncates on the answer (and asks again under KIP-279 if needed)",
+    "diverging_truncate": "follower truncates on a divergingEpoch whose HW it already took "
+    "(before KAFKA-14704)",
     "fetch": "coarse model (--atomic): a fetch request and its response in one step",
     "truncate": "coarse model (--atomic): the whole epoch exchange and truncation in one step",
-    "shrink_isr": "leader removes a lagging follower from the ISR (conditional on its zkVersion)",
+    "shrink_isr": "leader removes a lagging follower from the ISR (conditional on its zkVersion; "
+    "from 2.7 it proposes the change to the controller)",
+    "alter_isr": "controller handles a leader's AlterIsr / AlterPartition request and answers",
     "checkpoint_hw": "broker writes its HW to the replication-offset checkpoint file",
     "crash": "broker process dies, keeping `keep` log entries (fewer on a lossy crash)",
     "restart": "broker restarts: reloads its log and its checkpointed HW",
@@ -79,7 +87,10 @@ ACTION_DOCS: dict[str, str] = {
 }
 
 COARSE_ONLY = frozenset({"fetch", "truncate"})
-MESSAGE_ONLY = frozenset({"fetch_request", "fetch_response", "epoch_request", "epoch_response"})
+MESSAGE_ONLY = frozenset(
+    {"fetch_request", "fetch_response", "epoch_request", "epoch_response", "diverging_truncate"}
+)
+EPOCH_EXCHANGE = frozenset({"epoch_request", "epoch_response", "truncate"})
 
 
 class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
@@ -118,6 +129,7 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                     zk_current=1 if leader else 0,
                     epoch_start=0 if leader else -1,
                     inflight=NOTHING_IN_FLIGHT,
+                    pending_isr=0,
                 )
             )
         return [
@@ -126,12 +138,14 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                 ctrl_epoch=1,
                 ctrl_isr=self.all_mask,
                 ctrl_live=self.all_mask,
+                ctrl_elr=0,
                 ctrl_isr_written=0,
                 written=0,
                 crashes=0,
                 committed=(),
                 acked=0,
                 ctrl_history=((0, self.all_mask),),
+                alter_requests=(),
                 hides_stale_hw=int(self.behaviour.hides_stale_hw),
                 replicas=tuple(replicas),
             )
@@ -142,9 +156,16 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
 
     def action_kinds(self) -> tuple[str, ...]:
         """The action names this configuration can ever take (coverage reports name only these)."""
+        b = self.behaviour
         skip = MESSAGE_ONLY if self.atomic else COARSE_ONLY
         if not self.config.controller_failover:
             skip = skip | {"deliver_latest"}
+        if b.truncation == ON_FETCH:
+            skip = skip | EPOCH_EXCHANGE
+        if b.truncation != ON_FETCH or not b.hw_before_diverging_truncation:
+            skip = skip | {"diverging_truncate"}
+        if not b.alter_isr:
+            skip = skip | {"alter_isr"}
         return tuple(name for name in ACTION_PARAMS if name not in skip)
 
     def action_params(self, action: Action) -> dict[str, int]:
@@ -190,13 +211,19 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                     cfg.acks != -1 or bits(r.isr) >= cfg.min_insync_replicas
                 ):
                     yield Action("write", (i,))
-                # ISR shrinks are conditional ZooKeeper writes (ref § ISR).
-                if r.zk_current:
+                # ISR shrinks are conditional ZooKeeper writes (ref § ISR); from 2.7
+                # one change at a time is pending with the controller.
+                if r.zk_current and not r.pending_isr:
                     for f in self.ids:
                         if f != i and r.isr >> f & 1 and r.remote_leo[f] < r.leo:
                             yield Action("shrink_isr", (i, f))
             elif r.leader != NO_LEADER:
                 yield from self._follower_actions(s, i, r)
+
+        # The controller handles the ISR changes leaders asked for, in any order.
+        senders = {req[ALTER_SENDER] for req in s.alter_requests}
+        for sender in sorted(senders):
+            yield Action("alter_isr", (sender,))
 
         # ref § Actors: the controller may move leadership at any moment.
         if can_bump:
@@ -210,6 +237,8 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
         if r.inflight:
             if r.inflight[0] == EPOCH_RESPONSE:
                 yield Action("epoch_response", (i,))
+            elif r.inflight[0] == TRUNCATE_PENDING:
+                yield Action("diverging_truncate", (i,))
             else:
                 yield Action("fetch_response", (i,))
             return
@@ -220,7 +249,7 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
             and (not self.behaviour.fenced_by_epoch or leader.epoch == r.epoch)
         ):
             return
-        if r.truncation == MUST_TRUNCATE:
+        if r.truncation == MUST_TRUNCATE and self.behaviour.truncation != ON_FETCH:
             if not self.atomic:
                 yield Action("epoch_request", (i, r.leader))
             elif whole_exchange(r, leader, self.behaviour) is not None:

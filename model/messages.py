@@ -18,16 +18,21 @@ from __future__ import annotations
 from model.broker import crashed, put, truncate
 from model.epochs import (
     UNDEFINED,
+    end_offset_v1,
+    epoch_entries,
     latest_epoch,
     leader_answer,
     truncation_step,
     whole_exchange,
 )
+from model.releases import ON_FETCH
 from model.state import (
+    DIVERGING,
     EPOCH_RESPONSE,
     FETCH_RESPONSE,
     NOTHING_IN_FLIGHT,
     OUT_OF_RANGE,
+    TRUNCATE_PENDING,
     TRUNCATED,
     State,
 )
@@ -50,12 +55,36 @@ class MessageRules:
         reps = s.replicas
         fol, lead = reps[f], reps[leader_id]
         offset = fol.leo
+        if self.behaviour.truncation == ON_FETCH:
+            diverging = self._diverging_epoch(fol, lead)
+            if diverging is not None and diverging[0] == UNDEFINED:
+                # An epoch newer than the leader's whole cache: OffsetOutOfRange.
+                response = (OUT_OF_RANGE, offset, lead.leo)
+                return s.with_replica(f, fol.replace(inflight=response))
+            if diverging is not None:
+                response = (DIVERGING, offset, lead.hw, *diverging)
+                if self.behaviour.diverged_fetch_moves_leader:  # KAFKA-13141
+                    s = self._leader_saw_fetch(s, leader_id, f, offset)
+                return s.with_replica(f, s.replicas[f].replace(inflight=response))
         if offset > lead.leo:
             response = (OUT_OF_RANGE, offset, lead.leo)
             return s.with_replica(f, fol.replace(inflight=response))
         response = (FETCH_RESPONSE, offset, lead.hw, lead.log[offset:])
         s = self._leader_saw_fetch(s, leader_id, f, offset)
         return s.with_replica(f, fol.replace(inflight=response))
+
+    def _diverging_epoch(self, fol, lead) -> tuple[int, int] | None:
+        """Partition.readRecords (2.7+): for the fetch's lastFetchedEpoch (the
+        follower's latest epoch) the leader looks up (epoch, end offset) in its own
+        cache; the logs diverge if that epoch is smaller or ends before the fetch
+        offset.  The answer is then that pair and no records."""
+        fetched = latest_epoch(fol)
+        if fetched == UNDEFINED:
+            return None
+        epoch, end = end_offset_v1(epoch_entries(lead), lead.leo, fetched, False)
+        if epoch < fetched or end < fol.leo:
+            return epoch, end
+        return None
 
     def _leader_saw_fetch(self, s: State, i: int, f: int, offset: int) -> State:
         """Partition.updateReplicaLogReadResult: record the follower's fetch offset,
@@ -74,11 +103,16 @@ class MessageRules:
         if (
             not lead.isr >> f & 1
             and lead.zk_current
+            and not lead.pending_isr
             and offset >= lead.hw
             and (not needs_epoch_start or offset >= lead.epoch_start)
         ):
-            ctrl_isr, written = lead.isr | (1 << f), 1
-            lead = lead.replace(isr=ctrl_isr)
+            if self.behaviour.alter_isr:
+                s = self._propose_isr(s.with_replica(i, lead), i, lead.isr | (1 << f))
+                lead = s.replicas[i]
+            else:
+                ctrl_isr, written = lead.isr | (1 << f), 1
+                lead = lead.replace(isr=ctrl_isr)
         lead, acked = self._advance_leader_hw(lead, remote, s.acked)
         return s.replace(
             ctrl_isr=ctrl_isr,
@@ -107,22 +141,56 @@ class MessageRules:
                 return self._do_halt(s.with_replica(f, fol), f)
             fol = truncate(fol, leader_leo, self.behaviour.truncation_lowers_hw)
             return s.with_replica(f, fol)
+        if kind == DIVERGING:
+            return self._diverging_response(s, f, fol, *rest)
         hw, records = rest
         log = fol.log + records
         fol = fol.replace(
             log=log,
             hw=min(hw, len(log)),
             unwritten_epoch=fol.unwritten_epoch if not records else 0,
+            # Truncation on fetch: an answer without divergingEpoch settles it.
+            truncation=TRUNCATED if self.behaviour.truncation == ON_FETCH else fol.truncation,
         )
         return s.with_replica(f, fol)
+
+    def _diverging_response(self, s: State, f: int, fol, hw: int, epoch: int, end: int) -> State:
+        """AbstractFetcherThread.processFetchRequest on a divergingEpoch (2.8+).
+
+        Before KAFKA-14704 (3.4.1, 3.5.0) processPartitionData first takes the
+        HW, min(leader HW, LEO) over the divergent tail, and the truncation
+        follows (``diverging_truncate``); from the fix the response only queues
+        the truncation and the HW comes with the next fetch.
+        """
+        if self.behaviour.hw_before_diverging_truncation:
+            fol = fol.replace(hw=min(hw, fol.leo), inflight=(TRUNCATE_PENDING, epoch, end))
+            return s.with_replica(f, fol)
+        return s.with_replica(f, self._truncate_on_diverging(fol, epoch, end))
+
+    def _do_diverging_truncate(self, s: State, f: int) -> State:
+        """truncateOnFetchResponse, after the HW was taken (releases before KAFKA-14704)."""
+        fol = s.replicas[f]
+        _kind, epoch, end = fol.inflight
+        fol = fol.replace(inflight=NOTHING_IN_FLIGHT)
+        return s.with_replica(f, self._truncate_on_diverging(fol, epoch, end))
+
+    def _truncate_on_diverging(self, fol, epoch: int, end: int):
+        """getOffsetTruncationState on (epoch, end offset): KIP-279's rule, one round;
+        the next fetch carries the new last epoch and the leader checks again."""
+        offset, _done = truncation_step(fol, (epoch, end), self.behaviour)
+        return self._truncated_to(fol, offset, False)
 
     def _do_halt(self, s: State, f: int) -> State:
         """FatalExitError: the follower's broker exits, keeping its whole log."""
         return s.with_replica(f, crashed(s.replicas[f], s.replicas[f].leo))
 
     def _do_fetch(self, s: State, f: int, leader_id: int) -> State:
-        """Coarse model: a fetch request immediately followed by its response."""
-        return self._do_fetch_response(self._do_fetch_request(s, f, leader_id), f)
+        """Coarse model: a fetch request immediately followed by its response (and the
+        truncation on a divergingEpoch)."""
+        s = self._do_fetch_response(self._do_fetch_request(s, f, leader_id), f)
+        if s.replicas[f].inflight[:1] == (TRUNCATE_PENDING,):
+            s = self._do_diverging_truncate(s, f)
+        return s
 
     # -------------------------------------------------- OffsetsForLeaderEpoch
 

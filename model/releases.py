@@ -44,6 +44,42 @@ RELEASES: tuple[str, ...] = (
     "2.6.1",
     "2.6.2",
     "2.6.3",
+    "2.7.0",
+    "2.7.1",
+    "2.7.2",
+    "2.8.0",
+    "2.8.1",
+    "2.8.2",
+    "3.0.0",
+    "3.0.1",
+    "3.0.2",
+    "3.1.0",
+    "3.1.1",
+    "3.1.2",
+    "3.2.0",
+    "3.2.1",
+    "3.2.2",
+    "3.2.3",
+    "3.3.0",
+    "3.3.1",
+    "3.3.2",
+    "3.4.0",
+    "3.4.1",
+    "3.5.0",
+    "3.5.1",
+    "3.5.2",
+    "3.6.0",
+    "3.6.1",
+    "3.6.2",
+    "3.7.0",
+    "3.7.1",
+    "3.7.2",
+    "3.8.0",
+    "3.8.1",
+    "3.9.0",
+    "3.9.1",
+    "4.0.0",
+    "4.1.0",
 )
 COVERED = f"{RELEASES[0]} to {RELEASES[-1]}"
 
@@ -59,6 +95,7 @@ MODE_RELEASES: dict[str, str] = {
 TRUNCATE_TO_HW = "hw"  # 0.10: to its own HW, in makeFollowers
 EPOCH_ONCE = "once"  # KIP-101: one OffsetsForLeaderEpoch for its latest epoch
 EPOCH_LOOP = "loop"  # KIP-279: repeat until both sides name the same epoch
+ON_FETCH = "fetch"  # KAFKA-10554: on the divergingEpoch of a fetch response
 
 # When a follower re-truncates on a LeaderAndIsr naming the leader it already has.
 RETRUNCATE_NEVER = "never"
@@ -82,11 +119,42 @@ class Behaviour:
     controller_sees_bounces: bool
     truncation_lowers_hw: bool
     hides_stale_hw: bool
+    alter_isr: bool
+    diverged_fetch_moves_leader: bool
+    hw_before_diverging_truncation: bool
+    isr_needs_live_replicas: bool
+    kraft_available: bool
+    zookeeper_available: bool
+    isr_broker_epochs: bool
+    kraft_shrink_bumps_epoch: bool
+    elr_available: bool
+    elr_default: bool
+    hw_needs_min_isr: bool
 
     @property
     def rules(self) -> tuple:
         """Every behaviour but the release's name: equal rules, equal state spaces."""
         return tuple(getattr(self, f.name) for f in fields(self) if f.name != "release")
+
+
+# A change's first release, or for a fix that was backported, the first release on
+# each branch that has it: ("2.7.2", "2.8.1", "3.0.0") is fixed in 2.7.2 and later
+# 2.7.x, in 2.8.1 and later 2.8.x, and in every release from 3.0.0 on.
+First = str | tuple[str, ...]
+
+
+def applies(first: First, release: str) -> bool:
+    """Whether a change that arrived in ``first`` is in ``release``."""
+    firsts = (first,) if isinstance(first, str) else first
+    version = _version(release)
+    mainline = max(_version(f) for f in firsts)
+    if version >= mainline:
+        return True
+    return any(version[:2] == _version(f)[:2] and version >= _version(f) for f in firsts)
+
+
+def first_text(first: First) -> str:
+    return first if isinstance(first, str) else " / ".join(first)
 
 
 @dataclass(frozen=True)
@@ -96,7 +164,7 @@ class Row:
     field: str
     what: str
     initial: object
-    changes: tuple[tuple[str, object, str], ...]  # (first release, new value, citation)
+    changes: tuple[tuple[First, object, str], ...]  # (first release(s), new value, citation)
 
 
 TABLE: tuple[Row, ...] = (
@@ -107,6 +175,13 @@ TABLE: tuple[Row, ...] = (
         (
             ("0.11.0", EPOCH_ONCE, "KIP-101 (KAFKA-1211): OffsetsForLeaderEpoch, once"),
             ("2.0.0", EPOCH_LOOP, "KIP-279 (KAFKA-6361): repeat until the epochs agree"),
+            (
+                "2.8.0",
+                ON_FETCH,
+                "KAFKA-10554 (commit 7ecc3a5): each fetch carries the last fetched epoch; the "
+                "leader answers a divergingEpoch and the follower truncates on it (no "
+                "OffsetsForLeaderEpoch)",
+            ),
         ),
     ),
     Row(
@@ -185,6 +260,114 @@ TABLE: tuple[Row, ...] = (
             ),
         ),
     ),
+    Row(
+        "alter_isr",
+        "ISR changes are requests to the controller (AlterIsr, AlterPartition); while one is "
+        "pending the leader counts its maximal ISR (committed and proposed) for the HW",
+        False,
+        (("2.7.0", True, "KIP-497 (KAFKA-8836): Partition.IsrState, AlterIsrManager"),),
+    ),
+    Row(
+        "diverged_fetch_moves_leader",
+        "a fetch answered with a divergingEpoch still records the follower's fetch offset "
+        "at the leader, which may then grow the ISR and advance the HW",
+        False,
+        (
+            (
+                "2.7.0",
+                True,
+                "KAFKA-10487 (the leader's half of truncation on fetch): "
+                "ReplicaManager.updateFollowerFetchState skips only errors",
+            ),
+            (
+                ("2.7.2", "2.8.1", "3.0.0"),
+                False,
+                "KAFKA-13141 (PR #11136): skip the follower's fetch state when the response "
+                "diverges",
+            ),
+        ),
+    ),
+    Row(
+        "hw_before_diverging_truncation",
+        "a follower takes the HW of a diverging fetch response before it truncates, so "
+        "for a moment its HW covers its own divergent records",
+        False,
+        (
+            (
+                "2.8.0",
+                True,
+                "KAFKA-10554: AbstractFetcherThread.processFetchRequest runs "
+                "processPartitionData, then truncateOnFetchResponse",
+            ),
+            (
+                ("3.4.1", "3.5.0"),
+                False,
+                "KAFKA-14704 (PR #13230): a diverging response only queues the truncation",
+            ),
+        ),
+    ),
+    Row(
+        "isr_needs_live_replicas",
+        "the controller refuses an ISR change naming a fenced or shutting-down broker",
+        False,
+        (("3.3.0", True, "KIP-841: INELIGIBLE_REPLICA (KRaft), isr -- liveBrokerIds (ZK)"),),
+    ),
+    Row(
+        "kraft_available",
+        "the controller may be the KRaft quorum (production-ready)",
+        False,
+        (("3.3.0", True, "KIP-833: KRaft marked production-ready"),),
+    ),
+    Row(
+        "zookeeper_available",
+        "the controller may be the ZooKeeper-based one",
+        True,
+        (("4.0.0", False, "KIP-500 (KAFKA-17611): ZooKeeper mode removed"),),
+    ),
+    Row(
+        "isr_broker_epochs",
+        "KRaft: Fetch carries the follower's broker epoch and AlterPartition the epoch of "
+        "each ISR member; the controller refuses a member whose registration changed",
+        False,
+        (("3.5.0", True, "KIP-903 (KAFKA-14139): ReplicationControlManager"),),
+    ),
+    Row(
+        "kraft_shrink_bumps_epoch",
+        "KRaft: a partition change that shrinks the ISR also bumps the leader epoch",
+        True,
+        (
+            (
+                "3.6.0",
+                False,
+                "KAFKA-15021: PartitionChangeBuilder, ISR shrink bumps only the partition epoch",
+            ),
+        ),
+    ),
+    Row(
+        "hw_needs_min_isr",
+        "the leader does not advance the HW while its ISR is below min.insync.replicas",
+        False,
+        (
+            (
+                "3.7.0",
+                True,
+                "KAFKA-15583 (KIP-966 part 1, PR #14594): Partition.maybeIncrementLeaderHW "
+                "returns at isUnderMinIsr, with or without ELR",
+            ),
+        ),
+    ),
+    Row(
+        "elr_available",
+        "Eligible Leader Replicas can be turned on (eligible.leader.replicas.version=1)",
+        False,
+        (("4.0.0", True, "KIP-966: ELR, opt-in"),),
+    ),
+    Row(
+        "elr_default",
+        "Eligible Leader Replicas are on unless turned off (new clusters)",
+        False,
+        (("4.1.0", True, "KIP-966: ELR on by default for new clusters"),),
+    ),
 )
 
 
@@ -225,22 +408,18 @@ def release_name(text: str) -> str:
             f"releases covered: {COVERED}"
         )
     if version > _version(RELEASES[-1]):
-        raise UnknownRelease(
-            f"Kafka {name} is newer than this model covers (releases {COVERED}: "
-            "the ZooKeeper-era protocol, before AlterIsr and truncation on fetch)"
-        )
+        raise UnknownRelease(f"Kafka {name} is newer than this model covers (releases {COVERED})")
     raise UnknownRelease(f"Kafka {name} is not a release this model covers ({COVERED})")
 
 
 def behaviour(text: str) -> Behaviour:
     """The behaviour of the release (or mode name) ``text``."""
     release = release_name(text)
-    version = _version(release)
     values: dict[str, object] = {"release": release}
     for row in TABLE:
         value = row.initial
         for first, new, _why in row.changes:
-            if version >= _version(first):
+            if applies(first, release):
                 value = new
         values[row.field] = value
     return Behaviour(**values)
@@ -253,8 +432,11 @@ def differences(a: str, b: str) -> list[tuple[str, object, object, str]]:
     for row in TABLE:
         va, vb = getattr(ba, row.field), getattr(bb, row.field)
         if va != vb:
-            lo, hi = sorted((_version(ba.release), _version(bb.release)))
-            why = "; ".join(c for first, _v, c in row.changes if lo < _version(first) <= hi)
+            why = "; ".join(
+                c
+                for first, _v, c in row.changes
+                if applies(first, ba.release) != applies(first, bb.release)
+            )
             out.append((row.field, va, vb, why))
     return out
 

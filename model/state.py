@@ -15,7 +15,7 @@ ID_BITS = 8  # a record is (epoch << ID_BITS) | id
 
 # Replica.truncation: where a follower stands with the truncation its epoch calls for.
 TRUNCATED = 0  # it truncated on becoming follower in this epoch (or had nothing to cut)
-MUST_TRUNCATE = 1  # it owes the OffsetsForLeaderEpoch exchange before it may fetch
+MUST_TRUNCATE = 1  # it owes the OffsetsForLeaderEpoch exchange (2.8+: a fetch without divergence)
 NOT_TRUNCATED = 2  # it kept its log across an epoch change (same leader: Kafka skips it)
 
 # Replica.inflight: the answer to its fetcher's one outstanding request (message level).
@@ -23,6 +23,17 @@ NOTHING_IN_FLIGHT: tuple = ()
 FETCH_RESPONSE = 1  # (FETCH_RESPONSE, fetch offset, leader HW, records)
 OUT_OF_RANGE = 2  # (OUT_OF_RANGE, fetch offset, leader LEO)
 EPOCH_RESPONSE = 3  # (EPOCH_RESPONSE, epoch of the request, answered epoch, end offset)
+DIVERGING = 4  # (DIVERGING, fetch offset, leader HW, diverging epoch, its end offset)
+# A diverging answer whose HW the follower already took and on which it has yet to
+# truncate (releases with KAFKA-14704): (TRUNCATE_PENDING, epoch, end offset).
+TRUNCATE_PENDING = 5
+
+# State.alter_requests: the AlterIsr / AlterPartition requests the controller has not
+# handled yet, each (sender, its leader epoch, version_ok, proposed ISR, restarted):
+# version_ok is 1 while the partition version the sender cached is the controller's;
+# restarted is the mask of proposed members that registered again (a new broker
+# epoch) since the sender saw the fetch behind the request.
+ALTER_SENDER, ALTER_EPOCH, ALTER_VERSION_OK, ALTER_ISR, ALTER_RESTARTED = range(5)
 
 
 def make_record(epoch: int, record_id: int) -> int:
@@ -85,11 +96,19 @@ class Replica(NamedTuple):
     inflight: tuple  # as follower: the response on its way to it (see NOTHING_IN_FLIGHT)
     remote_leo: tuple[int, ...]  # as leader: each follower's last fetch offset; () otherwise
     isr: int  # as leader: the ISR it believes in (bitmask); 0 otherwise
+    # As leader, with AlterIsr (2.7+): the ISR it proposed and awaits (0: none).  Its
+    # maximal ISR, counted for the HW, is ``isr | pending_isr``.
+    pending_isr: int
     leader: int  # the leader its last LeaderAndIsr named (NO_LEADER if none / unknown)
 
     @property
     def leo(self) -> int:
         return len(self.log)
+
+    @property
+    def maximal_isr(self) -> int:
+        """Partition.IsrState.maximalIsr: committed ISR plus a pending change (KIP-497)."""
+        return self.isr | self.pending_isr
 
     def replace(self, **changes: object) -> Replica:
         """Like ``_replace``, at a third of the cost (this is the checker's hot path)."""
@@ -103,6 +122,7 @@ class State(NamedTuple):
     ctrl_epoch: int  # controller's leader epoch
     ctrl_isr: int  # controller's ISR, bitmask
     ctrl_live: int  # brokers the controller believes alive, bitmask
+    ctrl_elr: int  # Eligible Leader Replicas (KIP-966), bitmask; 0 without ELR
     # 1 once the leader rewrote the ISR in ZooKeeper after the latest LeaderAndIsr: the
     # version that request carries is then stale.
     ctrl_isr_written: int
@@ -113,6 +133,7 @@ class State(NamedTuple):
     # (leader, ISR) of the LeaderAndIsr the controller sent for each epoch, oldest
     # first: entry e-1 is epoch e.  Replicas receive these in order.
     ctrl_history: tuple[tuple[int, int], ...]
+    alter_requests: tuple[tuple[int, int, int, int, int], ...]  # see ALTER_SENDER
     # Constant for the run, read by the hw-monotonic invariant: 1 where ListOffsets
     # answers OFFSET_NOT_AVAILABLE while a leader's HW is below its epoch's start
     # offset instead of exposing that stale HW (KIP-207, Behaviour.hides_stale_hw).

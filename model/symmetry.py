@@ -66,6 +66,7 @@ def rename(s: State, order: tuple[int, ...]) -> State:
             r.replace(
                 remote_leo=tuple(remote[o] for o in order) if remote else remote,
                 isr=table[r.isr],
+                pending_isr=table[r.pending_isr],
                 leader=position[r.leader] if r.leader != NO_LEADER else NO_LEADER,
             )
         )
@@ -74,6 +75,11 @@ def rename(s: State, order: tuple[int, ...]) -> State:
         ctrl_leader=position[leader] if leader != NO_LEADER else NO_LEADER,
         ctrl_isr=table[s.ctrl_isr],
         ctrl_live=table[s.ctrl_live],
+        ctrl_elr=table[s.ctrl_elr],
+        alter_requests=tuple(
+            (position[sender], epoch, ok, table[isr], table[restarted])
+            for sender, epoch, ok, isr, restarted in s.alter_requests
+        ),
         ctrl_history=tuple(
             (position[lead] if lead != NO_LEADER else NO_LEADER, table[isr])
             for lead, isr in s.ctrl_history

@@ -35,6 +35,7 @@ def replica(
         inflight=(),
         remote_leo=(-1, -1) if leading else (),
         isr=0b11 if leading else 0,
+        pending_isr=0,
         leader=leader,
     )
 
@@ -45,12 +46,14 @@ def state(r0, r1, leader=0, epoch=1, isr=0b11, committed=(), acked=0, hides_stal
         ctrl_epoch=epoch,
         ctrl_isr=isr,
         ctrl_live=0b11,
+        ctrl_elr=0,
         ctrl_isr_written=0,
         written=3,
         crashes=0,
         committed=tuple(committed),
         acked=acked,
         ctrl_history=((0, 0b11),) * epoch,
+        alter_requests=(),
         hides_stale_hw=hides_stale_hw,
         replicas=(r0, r1),
     )
