@@ -18,10 +18,12 @@ from model.config import Config, read_text
 from model.interface import Action
 from model.kafka import ACTION_PARAMS
 from model.state import (
+    DIVERGING,
     FETCH_RESPONSE,
     MUST_TRUNCATE,
     NOT_TRUNCATED,
     OUT_OF_RANGE,
+    TRUNCATE_PENDING,
     TRUNCATED,
     State,
     members,
@@ -60,6 +62,18 @@ def inflight_to_itf(inflight: tuple) -> dict[str, Any]:
         return {"kind": "fetch", "offset": big(offset), "hw": big(hw), "records": _records(records)}
     if kind == OUT_OF_RANGE:
         return {"kind": "out-of-range", "offset": big(offset), "leader_leo": big(rest[0])}
+    if kind == DIVERGING:
+        hw, epoch, end = rest
+        return {
+            "kind": "diverging",
+            "offset": big(offset),
+            "hw": big(hw),
+            "diverging_epoch": big(epoch),
+            "end_offset": big(end),
+        }
+    if kind == TRUNCATE_PENDING:
+        epoch, end = offset, rest[0]
+        return {"kind": "truncate-pending", "diverging_epoch": big(epoch), "end_offset": big(end)}
     answer_epoch, answer_offset = rest
     return {
         "kind": "epoch",
@@ -84,6 +98,7 @@ def state_to_itf(s: State) -> dict[str, Any]:
                 "hw": big(r.hw),
                 "hw_checkpoint": big(r.hw_checkpoint),
                 "isr": _set(members(r.isr)),
+                "pending_isr": _set(members(r.pending_isr)),
                 "remote_leo": {
                     "#map": [[big(f), big(leo)] for f, leo in enumerate(r.remote_leo) if f != i]
                 },
@@ -102,6 +117,17 @@ def state_to_itf(s: State) -> dict[str, Any]:
             "isr": _set(members(s.ctrl_isr)),
             "live": _set(members(s.ctrl_live)),
             "isr_written": bool(s.ctrl_isr_written),
+            "elr": _set(members(s.ctrl_elr)),
+            "alter_requests": [
+                {
+                    "sender": big(sender),
+                    "epoch": big(epoch),
+                    "version_ok": bool(ok),
+                    "isr": _set(members(isr)),
+                    "restarted": _set(members(restarted)),
+                }
+                for sender, epoch, ok, isr, restarted in s.alter_requests
+            ],
             "requests": [
                 {"epoch": big(e), "leader": big(lead), "isr": _set(members(isr))}
                 for e, (lead, isr) in enumerate(s.ctrl_history, start=1)
@@ -260,7 +286,8 @@ def check_itf_value(value: Any, where: str) -> None:
             check_itf_value(pair, f"{where}.#map[{k}]")
         return
     for key, item in value.items():
-        check_itf_value(item, f"{where}.{key}")
+        name = key if key.isidentifier() else json.dumps(key)  # one line, whatever the key
+        check_itf_value(item, f"{where}.{name}")
 
 
 def plain(value: Any) -> Any:

@@ -7,9 +7,11 @@ from collections.abc import Sequence
 from model.interface import Action
 from model.kafka import ACTION_PARAMS
 from model.state import (
+    DIVERGING,
     FETCH_RESPONSE,
     NO_LEADER,
     OUT_OF_RANGE,
+    TRUNCATE_PENDING,
     Replica,
     State,
     members,
@@ -125,6 +127,12 @@ def state_changes(prev: State, s: State) -> list[str]:
         out.append(f"controller ISR {_set(prev.ctrl_isr)}->{_set(s.ctrl_isr)}")
     if prev.ctrl_live != s.ctrl_live:
         out.append(f"controller sees live {_set(prev.ctrl_live)}->{_set(s.ctrl_live)}")
+    if prev.ctrl_elr != s.ctrl_elr:
+        out.append(f"controller ELR {_set(prev.ctrl_elr)}->{_set(s.ctrl_elr)}")
+    for request in s.alter_requests:
+        if request not in prev.alter_requests:
+            sender, epoch, _ok, isr, _restarted = request
+            out.append(f"r{sender} asks the controller for ISR {_set(isr)} (epoch {epoch})")
     for i, (a, b) in enumerate(zip(prev.replicas, s.replicas, strict=True)):
         if a == b:
             continue
@@ -144,6 +152,8 @@ def state_changes(prev: State, s: State) -> list[str]:
             out.append(f"r{i}.hw_checkpoint {a.hw_checkpoint}->{b.hw_checkpoint}")
         if a.isr != b.isr and b.isr:
             out.append(f"r{i} believes ISR {_set(b.isr)}")
+        if a.pending_isr and not b.pending_isr and b.alive and b.leader == i:
+            out.append(f"r{i} no longer waits for ISR {_set(a.pending_isr)}")
         if a.remote_leo != b.remote_leo and b.remote_leo and len(a.remote_leo) == len(b.remote_leo):
             for f, (x, y) in enumerate(zip(a.remote_leo, b.remote_leo, strict=True)):
                 if x != y:
@@ -171,12 +181,24 @@ def _inflight(inflight: tuple) -> str:
         return f"gets a fetch response in flight: {sent} from offset {offset}, HW {hw}"
     if kind == OUT_OF_RANGE:
         return f"gets OFFSET_OUT_OF_RANGE in flight (leader LEO {rest[0]})"
+    if kind == DIVERGING:
+        hw, epoch, end = rest
+        return (
+            f"gets a fetch response in flight: divergingEpoch {epoch} ends at {end} "
+            f"(fetch offset {offset}, HW {hw})"
+        )
+    if kind == TRUNCATE_PENDING:
+        return f"took the HW; still to truncate on divergingEpoch {offset} ending at {rest[0]}"
     epoch, end = rest
     answer = "UNDEFINED" if end < 0 else f"epoch {epoch} ends at {end}" if epoch >= 0 else str(end)
     return f"gets an OffsetsForLeaderEpoch answer in flight ({answer})"
 
 
-_TRUNCATION = {0: "done", 1: "owes the epoch exchange", 2: "kept its log (no truncation)"}
+_TRUNCATION = {
+    0: "done",
+    1: "owes the epoch exchange (2.8+: a fetch without divergence)",
+    2: "kept its log (no truncation)",
+}
 
 
 def format_table(
