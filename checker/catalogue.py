@@ -14,7 +14,9 @@ invariant it breaks.  :func:`run_entry` holds the model to it:
 
 A trade-off must violate the invariant in every release; a finding (a bug of
 Kafka's code that this model found) in every release of its range, and in any
-fixed release it names, not.
+fixed release it names, not.  A design rule (kind "rule") is kept by every
+release of its range: broken on purpose (``Config.broken_rule``) each must
+violate the invariant, and the newest, keeping it, must not.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from traces.replay import NotEnabled, execute
 from traces.text import describe_action
 
 CATALOGUE = Path(__file__).with_name("kafka_bugs.toml")
-KINDS = ("bug", "trade-off", "finding")
+KINDS = ("bug", "trade-off", "finding", "rule")
 
 
 class CatalogueError(ValueError):
@@ -58,15 +60,19 @@ class Entry:
     steps: tuple[Action, ...] = ()  # a pinned interleaving, where BFS's shortest is another bug's
     fixed_by: str = "bfs"  # or "replay": judge the fixed release on the counterexample only
     note: str = ""
+    rule: str = ""  # kind "rule": the design rule (Config.broken_rule) the entry breaks
 
-    def config(self, release: str) -> Config:
-        return make_config({**self.bounds, "mode": release})
+    def config(self, release: str, broken: bool = True) -> Config:
+        rule = {"broken_rule": self.rule} if self.rule and broken else {}
+        return make_config({**self.bounds, **rule, "mode": release})
 
     @property
     def affected_text(self) -> str:
         first, last = self.affected
         if self.kind == "trade-off":
             return "every release (by design)"
+        if self.kind == "rule":
+            return f"{first} – {last} keep the rule"
         return first if first == last else f"{first} – {last}"
 
 
@@ -131,6 +137,7 @@ _KEYS = {
     "steps",
     "fixed_by",
     "note",
+    "rule",
 }
 
 
@@ -161,8 +168,11 @@ def _entry(path: str | Path, index: int, t: Any) -> Entry:
         raise CatalogueError(f"{where}: {exc}") from None
     if t["kind"] == "bug" and fixed is None:
         raise CatalogueError(f"{where}: a bug needs its first 'fixed' release")
-    if t["kind"] == "trade-off" and fixed is not None:
-        raise CatalogueError(f"{where}: a trade-off has no 'fixed' release")
+    if t["kind"] in ("trade-off", "rule") and fixed is not None:
+        raise CatalogueError(f"{where}: a {t['kind']} has no 'fixed' release")
+    rule = t.get("rule", "")
+    if (t["kind"] == "rule") != bool(rule):
+        raise CatalogueError(f"{where}: a rule entry, and only one, names its 'rule'")
     if RELEASES.index(first) > RELEASES.index(last):
         raise CatalogueError(f"{where}: affected range {first} – {last} is backwards")
     if fixed is not None and RELEASES.index(fixed) <= RELEASES.index(last):
@@ -172,6 +182,8 @@ def _entry(path: str | Path, index: int, t: Any) -> Entry:
         raise CatalogueError(f"{where}: bounds must be a table of model keys without a release")
     try:
         make_config({**bounds, "mode": first}, f"{where}: bounds: ")
+        if rule:
+            make_config({**bounds, "broken_rule": rule, "mode": first}, f"{where}: rule: ")
         select([t["invariant"]])
     except (ConfigError, ValueError) as exc:
         raise CatalogueError(str(exc) if "bounds" in str(exc) else f"{where}: {exc}") from None
@@ -198,6 +210,7 @@ def _entry(path: str | Path, index: int, t: Any) -> Entry:
         steps=actions,
         fixed_by=fixed_by,
         note=str(t.get("note", "")),
+        rule=rule,
     )
 
 
@@ -212,9 +225,9 @@ def affected_releases(entry: Entry) -> list[str]:
     return sorted(newest.values(), key=RELEASES.index)
 
 
-def _replay(entry: Entry, release: str, actions: Sequence[Action]):
+def _replay(entry: Entry, release: str, actions: Sequence[Action], broken: bool = True):
     """(first violating step or None, steps run, message); raises NotEnabled."""
-    model = KafkaReplication(entry.config(release))
+    model = KafkaReplication(entry.config(release, broken))
     steps = execute(model, actions)
     check = select([entry.invariant])[0].check
     for index, (_action, state) in enumerate(steps):
@@ -224,8 +237,8 @@ def _replay(entry: Entry, release: str, actions: Sequence[Action]):
     return None, steps, ""
 
 
-def _search(entry: Entry, release: str, time_limit: float | None):
-    model = KafkaReplication(entry.config(release))
+def _search(entry: Entry, release: str, time_limit: float | None, broken: bool = True):
+    model = KafkaReplication(entry.config(release, broken))
     return bfs(model, select([entry.invariant]), time_limit=time_limit)
 
 
@@ -267,27 +280,39 @@ def run_entry(entry: Entry, time_limit: float | None = None) -> EntryResult:
         result.trace_release, result.trace, result.message = shown
     if entry.fixed is not None:
         result.verdicts.append(_judge_fixed(entry, shown, time_limit, result))
+    elif entry.rule:  # the newest release, keeping the rule
+        result.verdicts.append(
+            _judge_fixed(entry, shown, time_limit, result, entry.affected[1], broken=False)
+        )
     result.ok = not result.problem and not result.incomplete
     return result
 
 
-def _judge_fixed(entry: Entry, shown, time_limit, result: EntryResult) -> Verdict:
-    release = entry.fixed
+def _judge_fixed(
+    entry: Entry,
+    shown,
+    time_limit,
+    result: EntryResult,
+    release: str | None = None,
+    broken: bool = True,
+) -> Verdict:
+    """The fixed release (or, for a rule, the newest release keeping it) must hold."""
+    release = release or entry.fixed
     assert release is not None
     start = time.monotonic()
     violated: bool | None
-    how = ""
+    how = "" if broken else f"keeping {entry.rule}: "
     if not entry.steps and entry.fixed_by == "bfs":
-        found = _search(entry, release, time_limit)
+        found = _search(entry, release, time_limit, broken)
         v = found.violations.get(entry.invariant)
         if not v and found.exhaustive:
             return Verdict(
                 release,
                 False,
-                f"BFS: holds over {found.distinct_states:,} states",
+                f"{how}BFS: holds over {found.distinct_states:,} states",
                 time.monotonic() - start,
             )
-        how = (
+        how += (
             f"BFS: violated in {v.length} states along another interleaving; "
             if v
             else f"BFS stopped ({found.status}); "
@@ -299,7 +324,7 @@ def _judge_fixed(entry: Entry, shown, time_limit, result: EntryResult) -> Verdic
         how += "no counterexample to replay"
     else:
         try:
-            at, _steps, _message = _replay(entry, release, actions)
+            at, _steps, _message = _replay(entry, release, actions, broken)
             violated = at is not None
             how += f"{what} replayed: " + (f"violated at step {at}" if violated else "holds")
         except NotEnabled as exc:
@@ -309,5 +334,6 @@ def _judge_fixed(entry: Entry, shown, time_limit, result: EntryResult) -> Verdic
                 f"{describe_action(exc.action)}, is not enabled)"
             )
     if violated and not result.problem:
-        result.problem = f"fixed release {release} should not violate {entry.invariant}: {how}"
+        what = "fixed release" if broken else f"{entry.rule} kept, release"
+        result.problem = f"{what} {release} should not violate {entry.invariant}: {how}"
     return Verdict(release, violated, how, time.monotonic() - start)

@@ -27,7 +27,15 @@ from typing import Any, NoReturn
 import checker.commands
 from checker.bfs import Progress, default_memory_budget
 from invariants import UnknownInvariant
-from model.config import MODES, Config, ConfigError, load_config_file, make_config, parse_mode
+from model.config import (
+    DESIGN_RULES,
+    MODES,
+    Config,
+    ConfigError,
+    load_config_file,
+    make_config,
+    parse_mode,
+)
 from model.releases import COVERED
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -157,6 +165,26 @@ def add_model_args(p: argparse.ArgumentParser, with_mode: bool = True) -> None:
         help="coarse model: a fetch, and a whole epoch exchange, is one step (faster; what the "
         "TLA+ specs do). Default: requests and responses are separate steps",
     )
+    g.add_argument(
+        "--kraft",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the controller is the KRaft quorum, 3.3.0 and later (default: ZooKeeper before "
+        "4.0, KRaft from 4.0)",
+    )
+    g.add_argument(
+        "--elr",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="Eligible Leader Replicas (KIP-966), 4.0.0 and later (default: off in 4.0, on "
+        "from 4.1)",
+    )
+    g.add_argument(
+        "--break-rule",
+        choices=DESIGN_RULES,
+        help="break a design rule of the protocol to see what it prevents: "
+        + "; ".join(f"{k}: {why}" for k, (_f, why) in DESIGN_RULES.items()),
+    )
 
 
 def add_invariant_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
@@ -238,6 +266,9 @@ def config_from_args(args: argparse.Namespace, mode: str | None = None) -> Confi
         "lossy_crash": args.lossy_crash,
         "controller_failover": args.controller_failover,
         "atomic": args.atomic,
+        "kraft": args.kraft,
+        "elr": args.elr,
+        "broken_rule": args.break_rule,
     }
     overridden = {k: v for k, v in flags.items() if v is not None}
     if overridden:

@@ -55,6 +55,9 @@ def test_json_fields(capsys):
         "lossy_crash": False,
         "controller_failover": False,
         "atomic": False,
+        "kraft": False,
+        "elr": False,
+        "broken_rule": "",
     }
     assert doc["invariants"]["hw-le-leo"] == "holds"
     assert doc["violations"]["no-committed-data-loss"]["trace_length"] == 11
@@ -166,8 +169,16 @@ def test_max_states_is_reported_and_is_not_a_pass(capsys):
         (["check", "--trace-out", "/no/such/dir/t.json"], "does not exist"),
         (["compare", "--modes", "hw,zk"], "--modes: 'zk' is not a Kafka release"),
         (
-            ["check", "--kafka", "3.0"],
-            "argument --kafka: Kafka 3.0.0 is newer than this model covers",
+            ["check", "--kafka", "5.0"],
+            "argument --kafka: Kafka 5.0.0 is newer than this model covers",
+        ),
+        (["check", "--kafka", "2.6.3", "--kraft"], "kraft: Kafka 2.6.3 has no production KRaft"),
+        (["check", "--kafka", "4.0.0", "--no-kraft"], "kraft: Kafka 4.0.0 has no ZooKeeper mode"),
+        (["check", "--kafka", "3.9.1", "--elr"], "elr: Kafka 3.9.1 has no Eligible Leader"),
+        (["check", "--break-rule", "maximal-isr"], "broken_rule: Kafka 0.10.2 has no maximal-isr"),
+        (
+            ["check", "--kafka", "4.1", "--controller-failover"],
+            "controller_failover: a ZooKeeper controller's failover",
         ),
         (["check", "--kafka", "1.1.2"], "Kafka 1.1.2 was never released"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),

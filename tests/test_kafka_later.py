@@ -1,0 +1,118 @@
+"""Kafka 2.7 to 4.1: AlterIsr with the maximal ISR, truncation on fetch, KRaft broker
+epochs and Eligible Leader Replicas, each as the release table says."""
+
+from __future__ import annotations
+
+import pytest
+
+from checker.bfs import bfs
+from invariants import select
+from model import KafkaReplication, make_config
+from model.config import ConfigError
+from model.releases import ON_FETCH, applies, behaviour
+from model.state import DIVERGING
+from traces.load import parse_action
+from traces.replay import execute
+
+
+def run(release: str, steps: list[str], **bounds):
+    model = KafkaReplication(make_config({"mode": release, **bounds}))
+    return model, [s for _a, s in execute(model, [parse_action(x) for x in steps])]
+
+
+def test_backported_fixes_apply_per_branch():
+    first = ("2.7.2", "2.8.1", "3.0.0")
+    assert [applies(first, r) for r in ("2.7.1", "2.7.2", "2.8.0", "2.8.1", "3.0.0", "4.1.0")] == [
+        False,
+        True,
+        False,
+        True,
+        True,
+        True,
+    ]
+    assert behaviour("2.8.0").diverged_fetch_moves_leader  # KAFKA-13141
+    assert not behaviour("2.7.2").diverged_fetch_moves_leader
+    assert not behaviour("2.8.1").diverged_fetch_moves_leader
+    assert behaviour("3.4.0").hw_before_diverging_truncation  # KAFKA-14704
+    assert not behaviour("3.4.1").hw_before_diverging_truncation
+
+
+def test_truncation_on_fetch_starts_in_2_8():
+    assert behaviour("2.7.2").truncation != ON_FETCH  # 2.7 followers never send lastFetchedEpoch
+    assert behaviour("2.8.0").truncation == ON_FETCH
+    kinds = KafkaReplication(make_config({"mode": "3.5.0"})).action_kinds()
+    assert "epoch_request" not in kinds and "diverging_truncate" not in kinds
+    assert "diverging_truncate" in KafkaReplication(make_config({"mode": "3.4.0"})).action_kinds()
+
+
+def test_a_pending_shrink_keeps_the_hw_on_the_maximal_isr():
+    steps = ["shrink_isr(leader=r0, follower=r1)", "write(leader=r0)"]
+    _model, states = run("2.7.0", steps, records=1)
+    assert states[-1].replicas[0].hw == 0  # r1 still counts until the controller answers
+    assert states[-1].replicas[0].pending_isr == 0b01
+    _model, states = run("2.7.0", [*steps, "alter_isr(leader=r0)"], records=1)
+    assert states[-1].replicas[0].hw == 1 and states[-1].ctrl_isr == 0b01
+    _model, broken = run("2.7.0", steps, records=1, broken_rule="maximal-isr")
+    assert broken[-1].replicas[0].hw == 1  # what B1 shows
+
+
+def test_a_diverged_follower_truncates_on_the_fetch_response():
+    steps = [
+        "write(leader=r0)",
+        "elect(leader=r1)",
+        "deliver(replica=r0)",
+        "deliver(replica=r1)",
+        "write(leader=r1)",
+        "fetch_request(follower=r0, leader=r1)",
+    ]
+    _model, states = run("3.5.0", steps)
+    assert states[-1].replicas[0].inflight[0] == DIVERGING
+    assert states[-1].replicas[1].remote_leo[0] == -1  # KAFKA-13141 fixed: not recorded
+    _model, states = run("3.5.0", [*steps, "fetch_response(follower=r0)"])
+    follower = states[-1].replicas[0]
+    assert follower.log == () and follower.hw == 0  # m1@e1 gone, no HW taken (KAFKA-14704)
+    _model, states = run("2.8.0", steps)
+    assert states[-1].replicas[1].remote_leo[0] == 1  # 2.8.0 records the diverged offset
+
+
+def test_release_defaults_for_kraft_and_elr():
+    assert not make_config({"mode": "3.9.1"}).kraft and make_config({"mode": "4.0.0"}).kraft
+    assert not make_config({"mode": "4.0.0"}).elr and make_config({"mode": "4.1.0"}).elr
+    assert make_config({"mode": "4.0.0", "elr": True}).elr
+    with pytest.raises(ConfigError, match="no Eligible Leader Replicas"):
+        make_config({"mode": "3.9.1", "elr": True})
+    with pytest.raises(ConfigError, match="broken_rule: expected one of"):
+        make_config({"mode": "3.9.1", "broken_rule": "nope"})
+
+
+@pytest.mark.parametrize(
+    ("release", "extra", "violated"),
+    [("4.0.0", {}, True), ("4.0.0", {"elr": True}, False), ("4.1.0", {}, False)],
+)
+def test_elr_ends_the_last_replica_standing_loss(release, extra, violated):
+    bounds = dict(records=1, epochs=3, crashes=1, lossy_crash=True, min_insync_replicas=2)
+    model = KafkaReplication(make_config({"mode": release, **bounds, **extra}))
+    found = bfs(model, select(["no-committed-data-loss"]))
+    assert found.exhaustive or violated
+    assert bool(found.violations) is violated
+
+
+def test_kip_903_refuses_a_member_that_registered_again():
+    steps = [
+        "shrink_isr(leader=r0, follower=r1)",
+        "alter_isr(leader=r0)",
+        "write(leader=r0)",
+        "fetch_request(follower=r1, leader=r0)",
+        "fetch_response(follower=r1)",
+        "fetch_request(follower=r1, leader=r0)",
+        "crash(replica=r1, keep=0)",
+        "notice_crash(replica=r1, new_leader=r0)",
+        "restart(replica=r1)",
+        "notice_restart(replica=r1)",
+        "alter_isr(leader=r0)",
+    ]
+    bounds = dict(records=1, lossy_crash=True)
+    _m, zk = run("3.6.0", steps, **bounds)
+    _m, kraft = run("3.6.0", steps, kraft=True, **bounds)
+    assert zk[-1].ctrl_isr == 0b11  # ZooKeeper mode: accepted (B4z)
+    assert kraft[-1].ctrl_isr == 0b01 and kraft[-1].replicas[0].pending_isr == 0
