@@ -23,7 +23,10 @@ from model import KafkaReplication, make_config  # noqa: E402
 from model.releases import MODE_RELEASES  # noqa: E402
 
 # One release per distinct row set of the release table that matters at these bounds.
-RELEASES = ("0.10.2", "1.1.1", "2.0.0", "2.0.1", "2.1.0", "2.1.1", "2.2.0", "2.4.0")
+RELEASES = (
+    *("0.10.2", "1.1.1", "2.0.0", "2.0.1", "2.1.0", "2.1.1", "2.2.0", "2.4.0"),
+    *("2.7.0", "2.8.0", "3.0.0", "3.4.1", "3.5.0", "3.7.0", "4.0.0", "4.1.0"),
+)
 
 
 def main() -> None:

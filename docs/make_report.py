@@ -26,7 +26,7 @@ from checker.report import (  # noqa: E402
 from invariants import INVARIANTS, select  # noqa: E402
 from model import KafkaReplication, make_config  # noqa: E402
 from model.config import MODES  # noqa: E402
-from model.releases import MODE_RELEASES, TABLE, behaviour, parse_version  # noqa: E402
+from model.releases import MODE_RELEASES, TABLE, applies, behaviour  # noqa: E402
 from traces.itf import trace_to_itf  # noqa: E402
 
 REPORT = "hw-vs-leader-epoch.md"
@@ -98,7 +98,8 @@ def build() -> dict[str, str]:
             for row in TABLE
             for first, _value, why in row.changes
             if previous is not None
-            and parse_version(previous) < parse_version(first) <= parse_version(release)
+            and applies(first, release)
+            and not applies(first, previous)
             and getattr(behaviour(release), row.field) != getattr(behaviour(previous), row.field)
         ]
         out.append(f"| `{name}` | {release} | {'; '.join(changes) or 'the baseline'} |")
