@@ -61,6 +61,17 @@ class Entry:
     fixed_by: str = "bfs"  # or "replay": judge the fixed release on the counterexample only
     note: str = ""
     rule: str = ""  # kind "rule": the design rule (Config.broken_rule) the entry breaks
+    # Later releases whose protocol takes other steps to the same interleaving:
+    # (first release, its steps), oldest first; each replaces ``steps`` from there on.
+    steps_from: tuple[tuple[str, tuple[Action, ...]], ...] = ()
+
+    def steps_for(self, release: str) -> tuple[Action, ...]:
+        """The pinned steps that apply to ``release`` (empty: BFS finds the interleaving)."""
+        steps = self.steps
+        for first, later in self.steps_from:
+            if RELEASES.index(release) >= RELEASES.index(first):
+                steps = later
+        return steps
 
     def config(self, release: str, broken: bool = True) -> Config:
         rule = {"broken_rule": self.rule} if self.rule and broken else {}
@@ -135,6 +146,7 @@ _KEYS = {
     "bounds",
     "mechanism",
     "steps",
+    "steps_from",
     "fixed_by",
     "note",
     "rule",
@@ -194,6 +206,27 @@ def _entry(path: str | Path, index: int, t: Any) -> Entry:
         actions = tuple(parse_action(s, f"{where}: steps") for s in steps)
     except (TraceError, AttributeError) as exc:
         raise CatalogueError(str(exc)) from None
+    steps_from = t.get("steps_from", {})
+    if not isinstance(steps_from, dict) or (steps_from and not actions):
+        raise CatalogueError(
+            f"{where}: steps_from must be a table of release = [steps], after steps"
+        )
+    later = []
+    for name, listed in steps_from.items():
+        span = RELEASES.index(first), RELEASES.index(last)
+        if name not in RELEASES or not span[0] < RELEASES.index(name) <= span[1]:
+            raise CatalogueError(
+                f"{where}: steps_from: {name!r} is not a release of {first} – {last}"
+            )
+        if not isinstance(listed, list):
+            raise CatalogueError(f"{where}: steps_from: {name} must be a list of actions")
+        try:
+            later.append(
+                (name, tuple(parse_action(x, f"{where}: steps_from.{name}") for x in listed))
+            )
+        except (TraceError, AttributeError) as exc:
+            raise CatalogueError(str(exc)) from None
+    later.sort(key=lambda pair: RELEASES.index(pair[0]))
     fixed_by = t.get("fixed_by", "bfs")
     if fixed_by not in ("bfs", "replay"):
         raise CatalogueError(f'{where}: fixed_by must be "bfs" or "replay"')
@@ -211,6 +244,7 @@ def _entry(path: str | Path, index: int, t: Any) -> Entry:
         fixed_by=fixed_by,
         note=str(t.get("note", "")),
         rule=rule,
+        steps_from=tuple(later),
     )
 
 
@@ -248,9 +282,10 @@ def run_entry(entry: Entry, time_limit: float | None = None) -> EntryResult:
     shown: tuple[str, list, str] | None = None
     for release in affected_releases(entry):
         start = time.monotonic()
-        if entry.steps:
+        pinned = entry.steps_for(release)
+        if pinned:
             try:
-                at, steps, message = _replay(entry, release, entry.steps)
+                at, steps, message = _replay(entry, release, pinned)
             except NotEnabled as exc:
                 at, steps, message = None, [], ""
                 how = f"pinned step {exc.step}, {describe_action(exc.action)}, is not enabled"
@@ -302,7 +337,8 @@ def _judge_fixed(
     start = time.monotonic()
     violated: bool | None
     how = "" if broken else f"keeping {entry.rule}: "
-    if not entry.steps and entry.fixed_by == "bfs":
+    pinned = entry.steps_for(release)
+    if not pinned and entry.fixed_by == "bfs":
         found = _search(entry, release, time_limit, broken)
         v = found.violations.get(entry.invariant)
         if not v and found.exhaustive:
@@ -317,8 +353,8 @@ def _judge_fixed(
             if v
             else f"BFS stopped ({found.status}); "
         )
-    actions = list(entry.steps) or [a for a, _s in (shown[1] if shown else [])[1:]]
-    what = "pinned steps" if entry.steps else f"{shown[0] if shown else '?'}'s counterexample"
+    actions = list(pinned) or [a for a, _s in (shown[1] if shown else [])[1:]]
+    what = "pinned steps" if pinned else f"{shown[0] if shown else '?'}'s counterexample"
     if not actions:
         violated = None
         how += "no counterexample to replay"

@@ -183,7 +183,7 @@ def add_model_args(p: argparse.ArgumentParser, with_mode: bool = True) -> None:
         "--break-rule",
         choices=DESIGN_RULES,
         help="break a design rule of the protocol to see what it prevents: "
-        + "; ".join(f"{k}: {why}" for k, (_f, why) in DESIGN_RULES.items()),
+        + "; ".join(f"{k}: {why}" for k, (_needs, _kraft, why) in DESIGN_RULES.items()),
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from model.releases import MODE_RELEASES, UnknownRelease, behaviour, release_name
 
@@ -18,13 +18,29 @@ ACKS = {"all": -1, "-1": -1, "1": 1, "0": 0}
 MAX_RECORDS = 30  # record ids live in a bitmask; 30 keeps states small ints
 
 
+class DesignRule(NamedTuple):
+    """A rule of the protocol's design that a run may break on purpose."""
+
+    needs: str  # the Behaviour flag of the releases that have the rule
+    kraft_only: bool  # a rule of the KRaft controller: the run must use kraft
+    why: str
+
+
 # Design rules a run may break on purpose (``broken_rule``), to show what each one
 # prevents: the catalogue's "rule" entries (B1, B5).  Each needs a release with it.
-DESIGN_RULES: dict[str, tuple[str, str]] = {
-    "maximal-isr": (
+DESIGN_RULES: dict[str, DesignRule] = {
+    "maximal-isr": DesignRule(
         "alter_isr",
+        False,
         "while an ISR change is pending the leader counts the committed and the proposed ISR "
         "for the HW (KIP-497); broken, it counts the proposed ISR alone",
+    ),
+    "isr-join-by-fetch": DesignRule(
+        "kraft_available",
+        True,
+        "a replica joins the ISR only through its leader's AlterPartition, after a fetch in "
+        "the current leader epoch; broken, a fenced broker's removal and re-addition land in "
+        "one metadata batch, so it re-registers as an ISR member without having fetched",
     ),
 }
 
@@ -198,8 +214,10 @@ def _release_options(out: dict[str, Any], given: dict[str, Any], where: str) -> 
             raise ConfigError(
                 f"{where}broken_rule: expected one of {', '.join(DESIGN_RULES)} (got {rule!r})"
             )
-        if not getattr(b, DESIGN_RULES[rule][0]):
+        if not getattr(b, DESIGN_RULES[rule].needs):
             raise ConfigError(f"{where}broken_rule: Kafka {name} has no {rule} rule to break")
+        if DESIGN_RULES[rule].kraft_only and not kraft:
+            raise ConfigError(f"{where}broken_rule: {rule} is a KRaft rule (kraft = true, --kraft)")
 
 
 def read_text(path: str | Path, error: type[Exception] = ConfigError, kind: str = "TOML") -> str:

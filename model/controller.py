@@ -98,6 +98,17 @@ class ControllerRules:
                 )
             )
         offline = s.ctrl_leader == NO_LEADER and s.ctrl_epoch < self.config.epochs
+        if (
+            self.config.broken_rule == "isr-join-by-fetch"
+            and not offline
+            and not s.ctrl_isr >> i & 1
+            and s.ctrl_epoch < self.config.epochs
+        ):
+            # The broken rule (catalogue B5): the fence that removed the broker from the
+            # ISR and its re-registration land in one metadata batch, and the batch's
+            # net effect keeps it a member.  Kafka's controller never adds an ISR member
+            # itself (ReplicationControlManager: only a leader's AlterPartition does).
+            return self._new_epoch(s, s.ctrl_leader, s.ctrl_isr | 1 << i).replace(ctrl_live=live)
         if offline and s.ctrl_isr >> i & 1:
             return self._new_epoch(s, i, s.ctrl_isr & live).replace(ctrl_live=live)
         if offline and self.config.unclean_election:

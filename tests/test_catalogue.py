@@ -21,7 +21,7 @@ SLOW = {"A2", "A3b", "A7", "A8"}
 def test_the_catalogue_covers_the_reference_list():
     ids = set(ENTRIES)
     assert {f"A{i}" for i in range(1, 14)} <= ids  # A14 is discussed in the page's notes
-    assert {"B1", "B2", "B3", "B4", "B6"} <= ids  # B5: see docs/kafka-behaviour-by-release.md
+    assert {"B1", "B2", "B3", "B4", "B5", "B6"} <= ids
     for e in ENTRIES.values():
         if e.kind == "bug":
             assert e.fixed is not None
@@ -30,6 +30,14 @@ def test_the_catalogue_covers_the_reference_list():
             assert e.fixed is None and e.affected == (RELEASES[0], RELEASES[-1])
         if e.kind == "rule":
             assert e.fixed is None and e.rule and e.affected[1] == RELEASES[-1]
+
+
+def test_later_releases_take_their_own_pinned_steps():
+    f1 = ENTRIES["F1"]  # the epoch exchange until 2.7, truncation on fetch from 2.8.0
+    names = {r: [a.name for a in f1.steps_for(r)] for r in ("2.7.2", "2.8.0", "3.4.0", "3.9.1")}
+    assert "epoch_request" in names["2.7.2"] and "epoch_request" not in names["2.8.0"]
+    assert "diverging_truncate" in names["3.4.0"]  # KAFKA-14704: a separate step
+    assert "diverging_truncate" not in names["3.9.1"]
 
 
 def test_one_release_per_behaviour_is_checked():
@@ -137,6 +145,14 @@ BAD = [
     (WRONG.replace('["write(leader=r0)"]', '["teleport(r0)"]'), "unknown action 'teleport'"),
     (WRONG.replace('mechanism = "none"', 'mechanism = "none"\nseverity = 3', 1), "unknown key"),
     (WRONG.replace('id = "X2"', 'id = "X1"'), "id 'X1' appears twice"),
+    (
+        WRONG.replace('steps = ["write(leader=r0)"]', 'steps = []\nsteps_from.x = ["a"]'),
+        "steps_from must be a table of release = [steps], after steps",
+    ),
+    (
+        WRONG.replace('steps = ["write(leader=r0)"]', 'steps = ["write(r0)"]\nsteps_from."2.1.0" = []'),
+        "steps_from: '2.1.0' is not a release of 0.10.2 – 0.10.2",
+    ),
 ]
 
 

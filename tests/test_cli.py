@@ -177,6 +177,10 @@ def test_max_states_is_reported_and_is_not_a_pass(capsys):
         (["check", "--kafka", "3.9.1", "--elr"], "elr: Kafka 3.9.1 has no Eligible Leader"),
         (["check", "--break-rule", "maximal-isr"], "broken_rule: Kafka 0.10.2 has no maximal-isr"),
         (
+            ["check", "--kafka", "3.9.1", "--break-rule", "isr-join-by-fetch"],
+            "broken_rule: isr-join-by-fetch is a KRaft rule (kraft = true, --kraft)",
+        ),
+        (
             ["check", "--kafka", "4.1", "--controller-failover"],
             "controller_failover: a ZooKeeper controller's failover",
         ),

@@ -56,6 +56,15 @@ def test_a_pending_shrink_keeps_the_hw_on_the_maximal_isr():
     assert broken[-1].replicas[0].hw == 1  # what B1 shows
 
 
+def test_a_fenced_broker_rejoins_the_isr_only_by_fetching():
+    steps = ["crash(replica=r1, keep=0)", "notice_crash(replica=r1, new_leader=r0)"]
+    steps += ["restart(replica=r1)", "notice_restart(replica=r1)"]
+    _model, states = run("3.5.0", steps, records=1, kraft=True)
+    assert states[2].ctrl_isr == states[-1].ctrl_isr == 0b01  # out until it fetches
+    _model, broken = run("3.5.0", steps, records=1, kraft=True, broken_rule="isr-join-by-fetch")
+    assert broken[-1].ctrl_isr == 0b11 and broken[-1].replicas[1].leo == 0  # what B5 shows
+
+
 def test_a_diverged_follower_truncates_on_the_fetch_response():
     steps = [
         "write(leader=r0)",
