@@ -28,9 +28,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         NAME,
         help="reproduce each catalogued Kafka bug in the releases it affected, not after",
         description="Run every entry of the bug catalogue (Kafka's replication bugs and "
-        "trade-offs, 0.10.2 to 2.6): each affected release must violate the entry's invariant "
-        "at its bounds, and the fixed release must not (BFS at the same bounds, or the "
-        "affected counterexample replayed where another bug still breaks the invariant there).  "
+        "trade-offs, 0.10.2 to 4.1, and the design rules that keep it safe): each affected "
+        "release must violate the entry's invariant at its bounds, and the fixed release must "
+        "not (BFS at the same bounds, or the affected counterexample replayed where another "
+        "bug still breaks the invariant there); a rule, broken on purpose, must be violated "
+        "in every release that has it, and kept, hold in the newest.  "
         "Exit 0 when every entry behaves so, 1 when one does not, 3 when a search stopped at "
         "--timeout before it could judge, 2 for a bad catalogue file.  docs/kafka-bugs.md is "
         "generated from the same runs.",
