@@ -36,7 +36,9 @@ from model.config import (
     make_config,
     parse_mode,
 )
+from model.registry import AnyConfig
 from model.releases import COVERED
+from model.tla_config import KAFKA_MODEL, MODEL_NAMES, SPEC_KEYS, SPEC_MODELS, make_spec_config
 
 EXIT_OK, EXIT_VIOLATION, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -185,6 +187,70 @@ def add_model_args(p: argparse.ArgumentParser, with_mode: bool = True) -> None:
         help="break a design rule of the protocol to see what it prevents: "
         + "; ".join(f"{k}: {why}" for k, (_needs, _kraft, why) in DESIGN_RULES.items()),
     )
+
+
+def add_model_choice(p: argparse.ArgumentParser) -> None:
+    """--model: the Kafka model, or a variant of the TLA+ reference spec with its constants."""
+    g = p.add_argument_group(
+        "TLA+ reference spec (hachikuji/kafka-specification; with --model tla-*, which also "
+        "takes --replicas)"
+    )
+    g.add_argument(
+        "--model",
+        choices=MODEL_NAMES,
+        default=KAFKA_MODEL,
+        help="what to check: the Kafka model (default) or a spec module: "
+        + ", ".join(f"{name} ({module}.tla)" for name, (_v, module) in SPEC_MODELS.items()),
+    )
+    g.add_argument("--log-size", type=int, metavar="N", help="the spec's LogSize (default 2)")
+    g.add_argument(
+        "--max-records", type=int, metavar="N", help="the spec's MaxRecords (default 2)"
+    )
+    g.add_argument(
+        "--max-leader-epoch",
+        type=int,
+        metavar="N",
+        help="the spec's MaxLeaderEpoch (default 3)",
+    )
+
+
+# Flags of the Kafka model only: a spec run refuses them rather than ignore them.
+_KAFKA_ONLY = {
+    "config": "--config",
+    "kafka": "--kafka",
+    "mode": "--mode",
+    "records": "--records",
+    "epochs": "--epochs",
+    "crashes": "--crashes",
+    "acks": "--acks",
+    "min_isr": "--min-isr",
+    "unclean": "--unclean",
+    "lossy_crash": "--lossy-crash",
+    "controller_failover": "--controller-failover",
+    "atomic": "--atomic",
+    "kraft": "--kraft",
+    "elr": "--elr",
+    "break_rule": "--break-rule",
+}
+
+
+def model_config_from_args(args: argparse.Namespace) -> AnyConfig:
+    """The Kafka model's Config (see :func:`config_from_args`) or the spec's SpecConfig."""
+    spec_flags = {key: getattr(args, key, None) for key in SPEC_KEYS if key != "replicas"}
+    if args.model == KAFKA_MODEL:
+        given = [k for k, v in spec_flags.items() if v is not None]
+        if given:
+            flag = "--" + given[0].replace("_", "-")
+            raise UsageError(f"{flag}: a constant of the TLA+ spec; give --model tla-...")
+        return config_from_args(args)
+    for key, flag in _KAFKA_ONLY.items():
+        if getattr(args, key, None) not in (None, False):
+            raise UsageError(
+                f"{flag}: a Kafka model option; --model {args.model} takes --replicas, "
+                "--log-size, --max-records and --max-leader-epoch"
+            )
+    values = {"model": args.model, "replicas": args.replicas, **spec_flags}
+    return make_spec_config({k: v for k, v in values.items() if v is not None})
 
 
 def add_invariant_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

@@ -43,7 +43,7 @@ def cell(result: SearchResult, inv_id: str) -> str:
 
 
 def to_json(
-    config: Config,
+    config: Any,
     result: SearchResult,
     invariants: Sequence[Invariant],
     *,
@@ -65,8 +65,9 @@ def to_json(
         "states_per_second": round(result.distinct_states / result.seconds)
         if result.seconds > 0
         else None,
-        "mode": config.mode,
-        "symmetry": symmetry,
+        "model": getattr(config, "model", "kafka"),
+        "mode": getattr(config, "mode", None),  # the Kafka release; None for the spec
+        "symmetry": symmetry and isinstance(config, Config),
         "fingerprint_collision_probability": result.collision_probability,
         "config": config.to_dict(),
         "invariants": verdicts(result, invariants),

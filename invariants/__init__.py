@@ -2,29 +2,38 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from invariants.kafka import INVARIANTS, Invariant
+from invariants.tla_spec import TLA_INVARIANTS
+from model.tla_config import SpecConfig
 
-__all__ = ["INVARIANTS", "Invariant", "UnknownInvariant", "select"]
+__all__ = ["INVARIANTS", "TLA_INVARIANTS", "Invariant", "UnknownInvariant", "registry", "select"]
+
+
+def registry(config: object) -> tuple[Invariant, ...]:
+    """The invariants of the model ``config`` describes."""
+    return TLA_INVARIANTS if isinstance(config, SpecConfig) else INVARIANTS
 
 
 class UnknownInvariant(ValueError):
     """An invariant id that does not exist; the message lists the known ones."""
 
 
-def select(ids: Iterable[str] | None) -> tuple[Invariant, ...]:
-    """The invariants with these ids, in registry order; the default ones for None or empty
-    (``all`` selects every invariant)."""
+def select(
+    ids: Iterable[str] | None, registry: Sequence[Invariant] = INVARIANTS
+) -> tuple[Invariant, ...]:
+    """The invariants of ``registry`` (the Kafka model's unless told) with these ids, in
+    registry order; the default ones for None or empty (``all`` selects every one)."""
     wanted = list(ids or [])
     if not wanted:
-        return tuple(inv for inv in INVARIANTS if inv.default)
+        return tuple(inv for inv in registry if inv.default)
     if "all" in wanted:
-        return INVARIANTS
-    known = {inv.id for inv in INVARIANTS}
+        return tuple(registry)
+    known = {inv.id for inv in registry}
     for inv_id in wanted:
         if inv_id not in known:
             raise UnknownInvariant(
                 f"unknown invariant {inv_id!r} (known: {', '.join(sorted(known))})"
             )
-    return tuple(inv for inv in INVARIANTS if inv.id in wanted)
+    return tuple(inv for inv in registry if inv.id in wanted)

@@ -141,41 +141,69 @@ def state_to_itf(s: State) -> dict[str, Any]:
     }
 
 
-def action_to_itf(action: Action) -> dict[str, Any]:
-    params = dict(zip(ACTION_PARAMS[action.name], action.args, strict=True))
-    return {"name": action.name, "params": {k: big(v) for k, v in params.items()}}
+def action_to_itf(
+    action: Action, params: dict[str, tuple[str, ...]] = ACTION_PARAMS
+) -> dict[str, Any]:
+    named = dict(zip(params[action.name], action.args, strict=True))
+    return {"name": action.name, "params": {k: big(v) for k, v in named.items()}}
+
+
+def value_to_itf(value: Any) -> Any:
+    """Any model's state, plainly: named tuples become records, tuples ``#tup``, ints
+    ``#bigint`` (the fallback for a model without a view of its own, such as the spec)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return big(value)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return {name: value_to_itf(v) for name, v in zip(value._fields, value, strict=True)}
+    if isinstance(value, tuple):
+        return {"#tup": [value_to_itf(v) for v in value]}
+    raise TypeError(f"cannot write {type(value).__name__} as ITF")
+
+
+def encode_state(config: Any, state: Any) -> dict[str, Any]:
+    """The Kafka model's readable view of a state, or the plain one for other models."""
+    return state_to_itf(state) if isinstance(config, Config) else value_to_itf(state)
 
 
 def trace_to_itf(
-    config: Config,
-    steps: Sequence[tuple[Action | None, State]],
+    config: Any,
+    steps: Sequence[tuple[Action | None, Any]],
     invariant: str | None = None,
     message: str | None = None,
+    params: dict[str, tuple[str, ...]] = ACTION_PARAMS,
 ) -> dict[str, Any]:
-    """The whole document for a sequence of (action that led here, state)."""
+    """The whole document for a sequence of (action that led here, state).  ``config``
+    is the Kafka model's ``Config``, or another model's (with ``to_dict`` and its own
+    ``params``), whose states are written plainly."""
     states = []
     for index, (action, state) in enumerate(steps):
         entry: dict[str, Any] = {
             "#meta": {
                 "index": index,
-                "action": action_to_itf(action) if action is not None else None,
+                "action": action_to_itf(action, params) if action is not None else None,
             }
         }
-        entry.update(state_to_itf(state))
+        entry.update(encode_state(config, state))
         states.append(entry)
+    kafka = isinstance(config, Config)
     meta: dict[str, Any] = {
         "format": "ITF",
         "format-description": FORMAT_URL,
         "source": "replcheck",
         "description": (
-            f"counterexample to {invariant}" if invariant else "execution of the Kafka model"
+            f"counterexample to {invariant}"
+            if invariant
+            else f"execution of the {'Kafka' if kafka else config.model} model"
         ),
         "config": config.to_dict(),
     }
     if invariant is not None:
         meta["invariant"] = invariant
         meta["violation"] = message
-    return {"#meta": meta, "vars": list(VARS), "states": states}
+    variables = list(VARS) if kafka else list(steps[0][1]._fields)
+    return {"#meta": meta, "vars": variables, "states": states}
 
 
 def write_itf(path: str | Path, document: dict[str, Any]) -> None:
@@ -314,26 +342,35 @@ def plain(value: Any) -> Any:
     return value
 
 
-def action_from_itf(entry: Any, where: str) -> Action:
-    """``{"name": ..., "params": {...}}`` (as :func:`action_to_itf` writes it) as an Action."""
+def action_from_itf(
+    entry: Any, where: str, params: dict[str, tuple[str, ...]] = ACTION_PARAMS
+) -> Action:
+    """``{"name": ..., "params": {...}}`` (as :func:`action_to_itf` writes it) as an Action
+    of the model whose action names and parameters are ``params``."""
     if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
         raise TraceError(f"{where}: expected an action {{name, params}}")
-    params = entry.get("params", {})
-    if not isinstance(params, dict):
+    given = entry.get("params", {})
+    if not isinstance(given, dict):
         raise TraceError(f"{where}: action params must be an object")
     extra = set(entry) - {"name", "params"}
     if extra:
         raise TraceError(f"{where}: unexpected key {clip(sorted(extra)[0])} in the action")
-    values = {key: itf_int(value, f"{where}: {key}") for key, value in params.items()}
-    return make_action(entry["name"], values, where)
+    values = {key: itf_int(value, f"{where}: {key}") for key, value in given.items()}
+    return make_action(entry["name"], values, where, params)
 
 
-def make_action(name: str, values: dict[str, int] | list[int], where: str) -> Action:
-    """An Action from its name and parameters (by name, or in order), checked against the model."""
-    if name not in ACTION_PARAMS:
-        known = ", ".join(ACTION_PARAMS)
+def make_action(
+    name: str,
+    values: dict[str, int] | list[int],
+    where: str,
+    params: dict[str, tuple[str, ...]] = ACTION_PARAMS,
+) -> Action:
+    """An Action from its name and parameters (by name, or in order), checked against the
+    model's ``params`` (the Kafka model's unless told)."""
+    if name not in params:
+        known = ", ".join(params)
         raise TraceError(f"{where}: unknown action {clip(name)} (known: {known})")
-    names = ACTION_PARAMS[name]
+    names = params[name]
     if isinstance(values, list):
         if len(values) != len(names):
             raise TraceError(

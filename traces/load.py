@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from invariants import INVARIANTS
-from model.config import Config, ConfigError, make_config, read_toml
+from invariants import registry
+from model.config import Config, ConfigError, read_toml
 from model.interface import Action
 from model.kafka import ACTION_PARAMS
+from model.registry import AnyConfig, action_params, config_from_dict
 from model.state import NO_LEADER
 from traces.itf import (
     MAX_DIGITS,
@@ -48,7 +49,7 @@ class LoadedTrace:
 
     path: str
     kind: str  # "itf" (states recorded), "itf-actions" or "actions" (hand-written)
-    config: Config
+    config: AnyConfig  # the Kafka model's Config, or the TLA+ spec's
     actions: list[Action]
     # recorded[k]: the ITF state after k actions (without #meta), or None when not recorded
     recorded: list[dict[str, Any] | None] = field(default_factory=list)
@@ -92,7 +93,7 @@ def _from_itf(data: dict[str, Any], where: str) -> LoadedTrace:
         # Never guess the model: a trace replayed under other bounds means nothing.
         raise TraceError(f"{where}: #meta.config is missing (the model keys the trace ran with)")
     config = _config(meta["config"], where, "#meta.config")
-    invariant, violation = _invariant(meta.get("invariant"), meta.get("violation"), where)
+    invariant, violation = _invariant(meta.get("invariant"), meta.get("violation"), where, config)
 
     actions: list[Action] = []
     recorded: list[dict[str, Any] | None] = []
@@ -116,7 +117,7 @@ def _from_itf(data: dict[str, Any], where: str) -> LoadedTrace:
             continue  # the initial state: no action led to it
         if raw_action is None:
             raise TraceError(f"{at}: no #meta.action (which action led to this state?)")
-        action = action_from_itf(raw_action, at)
+        action = action_from_itf(raw_action, at, action_params(config))
         _check_range(action, config, at)
         actions.append(action)
     kind = "itf" if any(r is not None for r in recorded) else "itf-actions"
@@ -128,7 +129,9 @@ def _from_itf(data: dict[str, Any], where: str) -> LoadedTrace:
 _CALL = re.compile(r"^\s*([a-z_]+)\s*(?:\((.*)\))?\s*$")
 
 
-def parse_action(text: str, where: str = "action") -> Action:
+def parse_action(
+    text: str, where: str = "action", params: dict[str, tuple[str, ...]] = ACTION_PARAMS
+) -> Action:
     """``fetch(follower=r1, leader=r0)``, ``fetch(1, 0)`` or ``fetch 1 0`` as an Action.
 
     Values are replica names (``r1``), integers, or ``-``/``none`` for "no replica".
@@ -156,7 +159,7 @@ def parse_action(text: str, where: str = "action") -> Action:
             positional.append(_value(part, where))
     if named and positional:
         raise TraceError(f"{where}: {clip(text)}: give parameters all by name or all in order")
-    return make_action(name, named if named else positional, where)
+    return make_action(name, named if named else positional, where, params)
 
 
 def _value(text: str, where: str) -> int:
@@ -168,12 +171,12 @@ def _value(text: str, where: str) -> int:
     raise TraceError(f"{where}: {clip(text)} is not a replica (r0, r1, ...) or a number")
 
 
-def _action_entry(entry: Any, where: str) -> Action:
+def _action_entry(entry: Any, where: str, params: dict[str, tuple[str, ...]]) -> Action:
     if isinstance(entry, str):
-        return parse_action(entry, where)
+        return parse_action(entry, where, params)
     if isinstance(entry, dict):
         if isinstance(entry.get("params"), dict) and "name" in entry:
-            return action_from_itf(entry, where)
+            return action_from_itf(entry, where, params)
         name = entry.get("action", entry.get("name"))
         if not isinstance(name, str):
             raise TraceError(f'{where}: an action table needs action = "NAME"')
@@ -184,7 +187,7 @@ def _action_entry(entry: Any, where: str) -> Action:
             values[key] = _value(value, where) if isinstance(value, str) else value
             if isinstance(values[key], bool) or not isinstance(values[key], int):
                 raise TraceError(f"{where}: {key}: expected a replica or a number")
-        return make_action(name, values, where)
+        return make_action(name, values, where, params)
     raise TraceError(f"{where}: expected an action as text or a table")
 
 
@@ -196,14 +199,14 @@ def _from_action_list(data: dict[str, Any], where: str) -> LoadedTrace:
             f"{where}: unknown key {clip(extra[0])} (known: {', '.join(sorted(known))})"
         )
     config = _config(data.get("config", data.get("model", {})), where, "config")
-    invariant, violation = _invariant(data.get("invariant"), data.get("violation"), where)
+    invariant, violation = _invariant(data.get("invariant"), data.get("violation"), where, config)
     entries = data["actions"]
     if not isinstance(entries, list):
         raise TraceError(f"{where}: 'actions' must be a list")
     actions = []
     for index, entry in enumerate(entries, start=1):
         at = f"{where}: actions[{index}]"
-        action = _action_entry(entry, at)
+        action = _action_entry(entry, at, action_params(config))
         _check_range(action, config, at)
         actions.append(action)
     recorded: list[dict[str, Any] | None] = [None] * (len(actions) + 1)
@@ -213,25 +216,29 @@ def _from_action_list(data: dict[str, Any], where: str) -> LoadedTrace:
 # ----------------------------------------------------------------- checks
 
 
-def _config(values: Any, where: str, key: str) -> Config:
+def _config(values: Any, where: str, key: str) -> AnyConfig:
     if not isinstance(values, dict):
         raise TraceError(f"{where}: {key} must be an object of model keys")
     try:
-        return make_config(values, where=f"{where}: {key}: ")
+        return config_from_dict(values, where=f"{where}: {key}: ")
     except ConfigError as exc:
         raise TraceError(str(exc)) from None
 
 
-def _invariant(inv: Any, violation: Any, where: str) -> tuple[str | None, str | None]:
+def _invariant(
+    inv: Any, violation: Any, where: str, config: AnyConfig
+) -> tuple[str | None, str | None]:
     if inv is None:
         return None, None
-    known = [i.id for i in INVARIANTS]
+    known = [i.id for i in registry(config)]
     if inv not in known:
         raise TraceError(f"{where}: unknown invariant {clip(inv)} (known: {', '.join(known)})")
     return inv, violation if isinstance(violation, str) else None
 
 
-def _check_range(action: Action, config: Config, where: str) -> None:
+def _check_range(action: Action, config: AnyConfig, where: str) -> None:
+    if not isinstance(config, Config):
+        return  # the spec's actions are checked by replaying them (each must be enabled)
     for name, value in zip(ACTION_PARAMS[action.name], action.args, strict=True):
         if name == "keep":
             if value < 0:

@@ -11,11 +11,11 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from invariants import INVARIANTS
+from invariants import registry
+from model.config import Config
 from model.interface import Action, Model
-from model.kafka import KafkaReplication
-from model.state import State
-from traces.itf import plain, state_to_itf
+from model.registry import AnyConfig, action_params, build_model
+from traces.itf import encode_state, plain
 from traces.load import LoadedTrace
 from traces.text import describe_action
 
@@ -71,7 +71,7 @@ class ReplayResult:
     """
 
     trace: LoadedTrace
-    steps: list[tuple[Action | None, State]]
+    steps: list[tuple[Action | None, Any]]
     divergence: Divergence | None = None
     first_violated: dict[str, tuple[int, str]] = field(default_factory=dict)
 
@@ -87,8 +87,8 @@ class ReplayResult:
         inv = self.invariant
         if inv is None or not self.steps:
             return None
-        final = INVARIANTS_BY_ID[inv](self.steps[-1][1])
-        return final
+        by_id = {i.id: i for i in registry(self.trace.config)}
+        return by_id[inv](self.steps[-1][1])
 
     @property
     def broken_step(self) -> int | None:
@@ -101,27 +101,29 @@ class ReplayResult:
         return self.divergence is None
 
 
-INVARIANTS_BY_ID = {inv.id: inv for inv in INVARIANTS}
-
-
-def replay_trace(trace: LoadedTrace, model: KafkaReplication | None = None) -> ReplayResult:
+def replay_trace(trace: LoadedTrace, model: Model | None = None) -> ReplayResult:
     """Re-execute ``trace``: each action must be enabled and lead to the recorded state.
 
     A recorded invariant must be violated by the final state.  Stops at the
     first disagreement (``ReplayResult.divergence``).
     """
-    model = model or KafkaReplication(trace.config)
+    config = trace.config
+    model = model or build_model(config)
+    invariants = registry(config)
+    by_id = {inv.id: inv for inv in invariants}
+    # The Kafka model's view names replicas (r0, r1); another model's shows numbers.
+    params = None if isinstance(config, Config) else action_params(config)
     state = model.init_states()[0]
     result = ReplayResult(trace, [(None, state)])
 
-    def seen(index: int, s: State) -> None:
-        for inv in INVARIANTS:
+    def seen(index: int, s: Any) -> None:
+        for inv in invariants:
             if inv.id not in result.first_violated:
                 message = inv(s)
                 if message is not None:
                     result.first_violated[inv.id] = (index, message)
 
-    diff = _differs(trace.recorded[0] if trace.recorded else None, state)
+    diff = _differs(trace.recorded[0] if trace.recorded else None, state, config)
     if diff:
         result.divergence = Divergence(0, f"the initial state differs from the model's: {diff}")
         return result
@@ -129,24 +131,24 @@ def replay_trace(trace: LoadedTrace, model: KafkaReplication | None = None) -> R
     for index, action in enumerate(trace.actions, start=1):
         enabled = list(model.actions(state))
         if action not in enabled:
-            names = ", ".join(describe_action(a) for a in enabled) or "none"
+            names = ", ".join(describe_action(a, params) for a in enabled) or "none"
             result.divergence = Divergence(
-                index, f"{describe_action(action)} is not enabled (enabled: {names})"
+                index, f"{describe_action(action, params)} is not enabled (enabled: {names})"
             )
             return result
         state = model.next_state(state, action)
         result.steps.append((action, state))
         recorded = trace.recorded[index] if index < len(trace.recorded) else None
-        diff = _differs(recorded, state)
+        diff = _differs(recorded, state, config)
         if diff:
             result.divergence = Divergence(
                 index,
-                f"after {describe_action(action)} the recorded state differs from the "
+                f"after {describe_action(action, params)} the recorded state differs from the "
                 f"model's: {diff}",
             )
             return result
         seen(index, state)
-    if trace.invariant is not None and INVARIANTS_BY_ID[trace.invariant](state) is None:
+    if trace.invariant is not None and by_id[trace.invariant](state) is None:
         result.divergence = Divergence(
             len(trace.actions),
             f"the final state does not violate {trace.invariant}, as the trace records",
@@ -154,12 +156,14 @@ def replay_trace(trace: LoadedTrace, model: KafkaReplication | None = None) -> R
     return result
 
 
-def _differs(recorded: dict[str, Any] | None, state: State, limit: int = 3) -> str:
+def _differs(
+    recorded: dict[str, Any] | None, state: Any, config: AnyConfig, limit: int = 3
+) -> str:
     """'' if ``recorded`` (ITF values) is ``state``, else the first differences, readable."""
     if recorded is None:
         return ""
     want = plain(recorded)
-    have = plain(state_to_itf(state))
+    have = plain(encode_state(config, state))
     if want == have:
         return ""
     out: list[str] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from model.interface import Action
 from model.kafka import ACTION_PARAMS
@@ -27,12 +28,30 @@ def _set(mask: int) -> str:
     return "{" + ",".join(f"r{i}" for i in members(mask)) + "}"
 
 
-def describe_action(action: Action) -> str:
-    params = []
-    for name, value in zip(ACTION_PARAMS[action.name], action.args, strict=True):
-        shown = str(value) if name == "keep" else _who(value)
-        params.append(f"{name}={shown}")
-    return f"{action.name}({', '.join(params)})"
+def describe_action(action: Action, params: dict[str, tuple[str, ...]] | None = None) -> str:
+    """``fetch(follower=r1, leader=r0)``; with another model's ``params``, values as numbers."""
+    shown = []
+    for name, value in zip((params or ACTION_PARAMS)[action.name], action.args, strict=True):
+        text = str(value) if params is not None or name == "keep" else _who(value)
+        shown.append(f"{name}={text}")
+    return f"{action.name}({', '.join(shown)})"
+
+
+def format_plain_trace(
+    steps: Sequence[tuple[Action | None, Any]], params: dict[str, tuple[str, ...]]
+) -> list[str]:
+    """Any model's trace (states are named tuples): the initial state's fields, then each
+    action and the fields it changed."""
+    lines: list[str] = []
+    prev: Any = None
+    for index, (action, state) in enumerate(steps):
+        head = describe_action(action, params) if action else "initial state"
+        lines.append(f"{index:>3}  {head}")
+        for name, value in zip(state._fields, state, strict=True):
+            if prev is None or getattr(prev, name) != value:
+                lines.append(f"       {name} = {value!r}")
+        prev = state
+    return lines
 
 
 def describe_replica(i: int, r: Replica) -> str:

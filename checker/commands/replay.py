@@ -7,10 +7,12 @@ import json
 from typing import Any
 
 from checker.cli import EXIT_OK, EXIT_VIOLATION, UsageError, check_writable
-from traces.itf import TraceError, action_to_itf, state_to_itf
+from model.config import Config
+from model.registry import action_params
+from traces.itf import TraceError, action_to_itf, encode_state
 from traces.load import LoadedTrace, load_trace
 from traces.replay import ReplayResult, replay_trace
-from traces.text import describe_action, format_table, state_changes
+from traces.text import describe_action, format_plain_trace, format_table, state_changes
 
 NAME = "replay"
 ORDER = 30
@@ -53,6 +55,11 @@ def run(args: argparse.Namespace) -> int:
     if args.html:
         check_writable(args.html, "--html")
     trace = load(args.trace)
+    if args.html and not isinstance(trace.config, Config):
+        raise UsageError(
+            f"--html: the timeline view is the Kafka model's; {trace.config.model} traces "
+            "replay as text or --json"
+        )
     result = replay_trace(trace)
     if args.html:
         from traces.html import render_html
@@ -76,7 +83,10 @@ def report_lines(result: ReplayResult) -> list[str]:
         f"{KINDS[trace.kind]}, {len(trace.actions)} action(s)",
         "",
     ]
-    lines += format_table(result.steps, mark=result.broken_step)
+    if isinstance(trace.config, Config):
+        lines += format_table(result.steps, mark=result.broken_step)
+    else:
+        lines += format_plain_trace(result.steps, action_params(trace.config))
     lines.append("")
     div = result.divergence
     inv = result.invariant
@@ -107,16 +117,26 @@ def report_lines(result: ReplayResult) -> list[str]:
 
 def to_json(result: ReplayResult, args: argparse.Namespace) -> dict[str, Any]:
     trace = result.trace
+    kafka = isinstance(trace.config, Config)
+    params = action_params(trace.config)
+    shown = None if kafka else params  # the Kafka model names replicas r0, r1, ...
     steps = []
     prev = None
     for index, (action, state) in enumerate(result.steps):
+        if prev is None:
+            changes = []
+        elif kafka:
+            changes = state_changes(prev, state)
+        else:
+            fields = zip(state._fields, state, prev, strict=True)
+            changes = [f"{name} = {now!r}" for name, now, before in fields if now != before]
         steps.append(
             {
                 "step": index,
-                "action": action_to_itf(action) if action else None,
-                "action_text": describe_action(action) if action else None,
-                "changes": state_changes(prev, state) if prev is not None else [],
-                "state": state_to_itf(state),
+                "action": action_to_itf(action, params) if action else None,
+                "action_text": describe_action(action, shown) if action else None,
+                "changes": changes,
+                "state": encode_state(trace.config, state),
             }
         )
         prev = state

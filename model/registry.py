@@ -1,0 +1,37 @@
+"""Which model a configuration belongs to: the Kafka model, or the TLA+ reference spec.
+
+The checker and the trace tools hold a configuration and need the model it
+describes; this is the one place that knows both kinds.  A configuration
+dictionary (a TOML file, an ITF trace's ``#meta.config``) names the spec with a
+``model`` key; without one it is the Kafka model's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from model.config import Config, make_config
+from model.interface import Model
+from model.kafka import ACTION_PARAMS as KAFKA_ACTION_PARAMS
+from model.kafka import KafkaReplication
+from model.tla_config import KAFKA_MODEL, SpecConfig, make_spec_config
+from model.tla_spec import ACTION_PARAMS as SPEC_ACTION_PARAMS
+
+AnyConfig = Config | SpecConfig
+
+
+def config_from_dict(values: dict[str, Any], where: str = "") -> AnyConfig:
+    """The validated configuration these keys describe (ConfigError otherwise)."""
+    model = values.get("model", KAFKA_MODEL)
+    if model == KAFKA_MODEL:
+        return make_config({k: v for k, v in values.items() if k != "model"}, where)
+    return make_spec_config(values, where)
+
+
+def build_model(config: AnyConfig) -> Model:
+    return config.build() if isinstance(config, SpecConfig) else KafkaReplication(config)
+
+
+def action_params(config: AnyConfig) -> dict[str, tuple[str, ...]]:
+    """Each action name of the configuration's model with its parameter names."""
+    return SPEC_ACTION_PARAMS if isinstance(config, SpecConfig) else KAFKA_ACTION_PARAMS
