@@ -150,7 +150,9 @@ BAD = [
         "steps_from must be a table of release = [steps], after steps",
     ),
     (
-        WRONG.replace('steps = ["write(leader=r0)"]', 'steps = ["write(r0)"]\nsteps_from."2.1.0" = []'),
+        WRONG.replace(
+            'steps = ["write(leader=r0)"]', 'steps = ["write(r0)"]\nsteps_from."2.1.0" = []'
+        ),
         "steps_from: '2.1.0' is not a release of 0.10.2 – 0.10.2",
     ),
 ]
