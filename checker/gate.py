@@ -5,6 +5,8 @@ A gate file is TOML with one ``[[check]]`` table per check::
     [[check]]
     name = "hw loses committed data"       # required, unique
     mode = "hw"                            # model keys as in `check --config` ...
+    # model = "tla-kip320"                 # ... or the TLA+ spec, with replicas, log_size,
+    #                                      #     max_records, max_leader_epoch
     config = "bounds.toml"                 # ... or a file of them (relative to the gate file)
     engine = "bfs"                         # or "walk" (with walks, depth, seed, swarm)
     invariants = ["no-committed-data-loss"]  # default: all
@@ -24,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from checker.bfs import SearchResult, Step, Violation, bfs, default_memory_budget
-from invariants import INVARIANTS, Invariant, UnknownInvariant, select
-from model.config import Config, ConfigError, load_config_file, make_config, read_toml
-from model.kafka import KafkaReplication
+from invariants import Invariant, UnknownInvariant, registry, select
+from model.config import Config, ConfigError, load_config_file, read_toml
+from model.registry import AnyConfig, build_model, config_from_dict
 from traces.replay import execute
 
 ENGINES = ("bfs", "walk")
@@ -53,7 +55,7 @@ class GateError(ValueError):
 @dataclass(frozen=True)
 class GateCheck:
     name: str
-    config: Config
+    config: AnyConfig
     engine: str
     invariants: tuple[Invariant, ...]
     expect: str  # "holds" or "violates:<id>"
@@ -119,18 +121,20 @@ def _parse_check(path: Path, index: int, table: dict[str, Any]) -> GateCheck:
             raise GateError(f"{where}: config: {exc}") from None
     model_values.update({k: v for k, v in table.items() if k not in GATE_KEYS})
     try:
-        config = make_config(model_values)
+        config = config_from_dict(model_values)
     except ConfigError as exc:
         raise GateError(f"{where}: {exc}") from None
 
     engine = table.get("engine", "bfs")
     if engine not in ENGINES:
         raise GateError(f"{where}: engine: expected one of {', '.join(ENGINES)} (got {engine!r})")
+    if engine == "walk" and not isinstance(config, Config):
+        raise GateError(f'{where}: engine = "walk" runs the Kafka model only; use "bfs"')
     ids = table.get("invariants", [])
     if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
         raise GateError(f"{where}: invariants: expected a list of invariant ids")
     try:
-        invariants = select(ids)
+        invariants = select(ids, registry(config))
     except UnknownInvariant as exc:
         raise GateError(f"{where}: invariants: {exc}") from None
 
@@ -139,7 +143,7 @@ def _parse_check(path: Path, index: int, table: dict[str, Any]) -> GateCheck:
         raise GateError(f'{where}: \'expect\' is required: "holds" or "violates:<invariant id>"')
     if expect != "holds":
         target = expect.removeprefix("violates:")
-        if target == expect or target not in {inv.id for inv in INVARIANTS}:
+        if target == expect or target not in {inv.id for inv in registry(config)}:
             raise GateError(
                 f'{where}: expect: {expect!r} is not "holds" or "violates:<invariant id>"'
             )
@@ -176,7 +180,7 @@ def run_check(check: GateCheck) -> GateOutcome:
     if check.engine == "walk":
         return _run_walk(check, start)
     result = bfs(
-        KafkaReplication(check.config),
+        build_model(check.config),
         check.invariants,
         max_states=check.max_states,
         time_limit=check.timeout,

@@ -9,6 +9,7 @@ import pytest
 
 from checker.cli import main
 from checker.gate import load_gate
+from model.config import Config
 from traces.load import load_trace
 from traces.replay import replay_trace
 
@@ -181,6 +182,39 @@ def test_bad_gate_files(capsys, tmp_path, text, fragment):
     assert err.count("\n") == 1 and fragment in err and str(path) in err
 
 
+def test_a_spec_check_runs_and_its_trace_replays(capsys, tmp_path):
+    path = gate(
+        tmp_path,
+        """
+[[check]]
+name = "kip101 spec wrongly expected to keep WeakIsr"
+model = "tla-kip101"
+invariants = ["weak-isr"]
+expect = "holds"
+""",
+    )
+    out_dir = tmp_path / "traces"
+    code, out, _ = run(capsys, "gate", path, "--out", out_dir)
+    assert code == 1 and "expected holds, got violates:weak-isr" in out
+    saved = out_dir / "kip101-spec-wrongly-expected-to-keep-weakisr.weak-isr.itf.json"
+    result = replay_trace(load_trace(saved))
+    assert result.ok and result.broken_step == 11  # TLC's 12-state trace, 11 actions
+
+
+@pytest.mark.parametrize(
+    "text,fragment",
+    [
+        ("model = 'tla-hw'\nengine = 'walk'\n", 'engine = "walk" runs the Kafka model only'),
+        ("model = 'tla-hw'\nrecords = 2\n", "records: not a key of the TLA+ spec models"),
+        ("model = 'tla-hw'\ninvariants = ['hw-le-leo']\n", "unknown invariant 'hw-le-leo'"),
+    ],
+)
+def test_bad_spec_checks(capsys, tmp_path, text, fragment):
+    path = gate(tmp_path, f"[[check]]\nname = 'a'\n{text}expect = 'holds'\n")
+    code, out, err = run(capsys, "gate", path)
+    assert code == 2 and out == "" and fragment in err and err.count("\n") == 1
+
+
 def test_missing_gate_file(capsys, tmp_path):
     code, _, err = run(capsys, "gate", tmp_path / "nope.toml")
     assert code == 2 and "no such file" in err
@@ -188,6 +222,8 @@ def test_missing_gate_file(capsys, tmp_path):
 
 def test_shipped_example_gate_parses():
     checks = load_gate(ROOT / "examples" / "gate.toml")
-    assert {c.config.mode for c in checks} == {"hw", "kip101", "kip279", "kip320"}
+    kafka = [c for c in checks if isinstance(c.config, Config)]
+    assert {c.config.mode for c in kafka} == {"hw", "kip101", "kip279", "kip320"}
+    assert {c.config.model for c in checks if c not in kafka} == {"tla-kip320", "tla-hw"}
     assert any(c.expect == "holds" for c in checks)
     assert any(c.engine == "walk" for c in checks)
