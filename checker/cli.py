@@ -203,9 +203,7 @@ def add_model_choice(p: argparse.ArgumentParser) -> None:
         + ", ".join(f"{name} ({module}.tla)" for name, (_v, module) in SPEC_MODELS.items()),
     )
     g.add_argument("--log-size", type=int, metavar="N", help="the spec's LogSize (default 2)")
-    g.add_argument(
-        "--max-records", type=int, metavar="N", help="the spec's MaxRecords (default 2)"
-    )
+    g.add_argument("--max-records", type=int, metavar="N", help="the spec's MaxRecords (default 2)")
     g.add_argument(
         "--max-leader-epoch",
         type=int,

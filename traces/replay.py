@@ -156,9 +156,7 @@ def replay_trace(trace: LoadedTrace, model: Model | None = None) -> ReplayResult
     return result
 
 
-def _differs(
-    recorded: dict[str, Any] | None, state: Any, config: AnyConfig, limit: int = 3
-) -> str:
+def _differs(recorded: dict[str, Any] | None, state: Any, config: AnyConfig, limit: int = 3) -> str:
     """'' if ``recorded`` (ITF values) is ``state``, else the first differences, readable."""
     if recorded is None:
         return ""
