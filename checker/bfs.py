@@ -1,22 +1,26 @@
 """Exhaustive breadth-first search with fingerprints and parent links.
 
-Like TLC, the visited set stores only a 64-bit fingerprint of each state and
-the fingerprint of the state it was first reached from.  A counterexample is
-rebuilt afterwards by walking the parent links back to the initial state and
-re-executing the model forward, picking at each step the successor with the
-next fingerprint.  So the search keeps full states only for the frontier, and
+Like TLC, the visited set stores only a 64-bit fingerprint of each state and a
+link to the state it was first reached from, in flat arrays
+(:class:`checker.visited.VisitedTable`, about 32 bytes a state).  A
+counterexample is rebuilt afterwards by walking the parent links back to the
+initial state and re-executing the model forward, picking at each step the
+successor with the next fingerprint.  So the search keeps full states only for
+the frontier, pickled in chunks once a level grows long (:class:`Level`), and
 every counterexample is a real execution of the model, as short as any.
 """
 
 from __future__ import annotations
 
 import os
+import pickle
 import resource
 import sys
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from checker.visited import MASK64, NO_PARENT, VisitedTable, as_key
 from invariants import Invariant
 from model.interface import Action, Model
 
@@ -123,51 +127,49 @@ def bfs(
     """
     canon = model.representative if symmetry else _same
     start = time.monotonic()
-    parent: dict[int, int | None] = {}
-    found: dict[str, tuple[int, str]] = {}  # invariant id -> (fingerprint, message)
+    visited = VisitedTable()
+    found: dict[str, tuple[int, str]] = {}  # invariant id -> (state number, message)
     pending = list(invariants)
-    frontier: list[tuple[int, Hashable]] = []
+    frontier = Level()
     transitions = 0
     expanded = 0
     depth = 0
     status = "complete"
 
-    def check(fp: int, state: Hashable) -> None:
+    def check(number: int, state: Hashable) -> None:
         for inv in pending:
             message = inv.check(state)
             if message is not None:
-                found[inv.id] = (fp, message)
+                found[inv.id] = (number, message)
         if len(found) != len(invariants) - len(pending):
             pending[:] = [inv for inv in pending if inv.id not in found]
 
     for init in model.init_states():
         state = canon(init)
-        fp = fingerprint(state)
-        if fp not in parent:
-            parent[fp] = None
-            frontier.append((fp, state))
-            check(fp, state)
+        number = visited.add(as_key(fingerprint(state)), NO_PARENT)
+        if number >= 0:
+            frontier.append((number, state))
+            check(number, state)
 
     next_report = start + progress_every
-    actions, next_state = model.actions, model.next_state
+    actions, next_state, add = model.actions, model.next_state, visited.add
     deadline = start + time_limit if time_limit is not None else 0.0
     try:
         while frontier and pending:
-            if max_states is not None and len(parent) >= max_states:
+            if max_states is not None and len(visited) >= max_states:
                 status = "max-states"
                 break
             depth += 1
-            next_level: list[tuple[int, Hashable]] = []
-            for parent_fp, state in frontier:
+            next_level = Level()
+            for parent_number, state in frontier.drain():
                 for action in actions(state):
                     transitions += 1
                     succ = canon(next_state(state, action))
-                    fp = fingerprint(succ)
-                    if fp in parent:
+                    number = add(hash(succ) & MASK64, parent_number)  # as_key(fingerprint)
+                    if number < 0:
                         continue
-                    parent[fp] = parent_fp
-                    next_level.append((fp, succ))
-                    check(fp, succ)
+                    next_level.append((number, succ))
+                    check(number, succ)
                 expanded += 1
                 if expanded & 0xFF == 0 and (on_progress or deadline or memory_limit):
                     now = time.monotonic()
@@ -180,9 +182,9 @@ def bfs(
                     if on_progress is not None and now >= next_report:
                         next_report = now + progress_every
                         on_progress(
-                            Progress(len(parent), len(next_level), depth, now - start, len(found))
+                            Progress(len(visited), len(next_level), depth, now - start, len(found))
                         )
-                if max_states is not None and len(parent) >= max_states:
+                if max_states is not None and len(visited) >= max_states:
                     break
             if status in ("timeout", "memory"):
                 break
@@ -198,15 +200,15 @@ def bfs(
     violations = {}
     for inv in invariants:  # registry order: the most important violation first
         if inv.id in found:
-            fp, message = found[inv.id]
-            trace = rebuild_trace(model, parent, fp, canon)
+            number, message = found[inv.id]
+            trace = trace_from_chain(model, visited.chain(number), canon)
             # Re-evaluate on the concrete final state so the message names the
             # replicas as the trace does (they may differ from the representative).
             message = inv(trace[-1].state) or message
             violations[inv.id] = Violation(inv.id, message, trace)
     if status == "complete" and violations and len(violations) == len(invariants):
         status = "all-violated"
-    return SearchResult(status, len(parent), depth, seconds, transitions, violations)
+    return SearchResult(status, len(visited), depth, seconds, transitions, violations)
 
 
 def _same(state: Hashable) -> Hashable:
@@ -219,20 +221,62 @@ def rebuild_trace(
     target: int,
     canon: Callable[[Hashable], Hashable],
 ) -> list[Step]:
-    """Re-execute the model from an initial state along the fingerprint chain to ``target``."""
+    """Re-execute the model along the fingerprint chain to ``target`` in a parent dict."""
     chain = [target]
     while (up := parent[chain[-1]]) is not None:
         chain.append(up)
     chain.reverse()
-    state = next(s for s in model.init_states() if fingerprint(canon(s)) == chain[0])
+    return trace_from_chain(model, chain, canon)
+
+
+def trace_from_chain(
+    model: Model, chain: Sequence[int], canon: Callable[[Hashable], Hashable]
+) -> list[Step]:
+    """Re-execute the model from an initial state through states with these fingerprints,
+    picking at each step the successor with the next one."""
+    keys = [as_key(fp) for fp in chain]
+    state = next(s for s in model.init_states() if as_key(fingerprint(canon(s))) == keys[0])
     steps = [Step(None, state)]
-    for want in chain[1:]:
+    for want in keys[1:]:
         for action in model.actions(state):
             succ = model.next_state(state, action)
-            if fingerprint(canon(succ)) == want:
+            if as_key(fingerprint(canon(succ))) == want:
                 steps.append(Step(action, succ))
                 state = succ
                 break
         else:  # pragma: no cover - only a fingerprint collision could cause this
             raise RuntimeError("could not rebuild the counterexample (fingerprint collision?)")
     return steps
+
+
+class Level:
+    """One BFS level of (state number, state) pairs.  A long level is kept pickled in
+    chunks (about 90 bytes a Kafka state instead of a kilobyte of objects), which is
+    what keeps the whole search near 64 bytes a visited state; a short one stays a list."""
+
+    CHUNK = 4096
+    PICKLE_FROM = 65_536  # states in the level before chunks are pickled
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+        self.buffer: list[tuple[int, Hashable]] = []
+        self.size = 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    def append(self, item: tuple[int, Hashable]) -> None:
+        self.buffer.append(item)
+        self.size += 1
+        if self.size >= self.PICKLE_FROM and len(self.buffer) >= self.CHUNK:
+            self.chunks.append(pickle.dumps(self.buffer, pickle.HIGHEST_PROTOCOL))
+            self.buffer = []
+
+    def drain(self) -> Iterator[tuple[int, Hashable]]:
+        """The items in the order they came, each chunk freed once it is read."""
+        chunks, buffer = self.chunks, self.buffer
+        self.chunks, self.buffer, self.size = [], [], 0
+        chunks.reverse()
+        while chunks:
+            yield from pickle.loads(chunks.pop())
+        yield from buffer

@@ -1,0 +1,49 @@
+"""The BFS visited table and pickled levels: numbers stay put, order is kept, results agree."""
+
+from __future__ import annotations
+
+import random
+
+from checker import bfs as bfs_module
+from checker.bfs import Level, bfs
+from checker.visited import NO_PARENT, VisitedTable, as_key
+from invariants import select
+from model import KafkaReplication, make_config
+
+
+def test_numbers_and_parents_survive_growth():
+    table = VisitedTable(capacity=4)
+    rng = random.Random(7)
+    keys = [rng.getrandbits(64) for _ in range(5000)]  # grows the index many times
+    for number, key in enumerate(keys):
+        assert table.add(key, number - 1 if number else NO_PARENT) == number
+    assert len(table) == 5000 and table.add(keys[1234], 0) == -1  # already there: unchanged
+    assert [table.find(k) for k in keys[:3]] == [0, 1, 2] and table.find(12345) == -1
+    assert table.chain(9) == keys[:10]  # each parent was the one added just before
+    assert table.bytes_used < 5000 * 48
+
+
+def test_as_key_is_unsigned_64_bit():
+    assert as_key(-1) == 2**64 - 1 and as_key(5) == 5
+
+
+def test_a_pickled_level_keeps_its_order(monkeypatch):
+    monkeypatch.setattr(Level, "PICKLE_FROM", 5)
+    monkeypatch.setattr(Level, "CHUNK", 3)
+    level = Level()
+    items = [(n, ("state", n)) for n in range(20)]
+    for item in items:
+        level.append(item)
+    assert len(level) == 20 and level.chunks  # some went into pickled chunks
+    assert list(level.drain()) == items and len(level) == 0
+
+
+def test_bfs_with_every_level_pickled_agrees(monkeypatch):
+    model = KafkaReplication(make_config({"mode": "hw"}))
+    plain = bfs(model, select(None))
+    monkeypatch.setattr(bfs_module.Level, "PICKLE_FROM", 1)
+    monkeypatch.setattr(bfs_module.Level, "CHUNK", 7)
+    pickled = bfs(model, select(None))
+    assert pickled.distinct_states == plain.distinct_states == 87_065
+    lengths = {inv: v.length for inv, v in plain.violations.items()}
+    assert {inv: v.length for inv, v in pickled.violations.items()} == lengths
