@@ -35,6 +35,10 @@ def test_a_counterexample_is_written_and_replays(capsys, tmp_path):
     code, out, _ = run(capsys, "replay", str(trace))
     assert code == 0 and "replays exactly (8 steps), ends in the recorded violation" in out
 
+    shorter = tmp_path / "short.itf.json"
+    code, out, _ = run(capsys, "shrink", str(trace), "--out", str(shorter), "--quiet")
+    assert code == 0 and out.startswith("weak-isr: 8 steps -> 8 steps")  # BFS's: already minimal
+
     # A recorded state the spec does not reach is reported, not replayed over.
     doc["states"][4]["next_record_id"] = {"#bigint": "7"}
     trace.write_text(json.dumps(doc))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
-from invariants import select
+from invariants import INVARIANTS, Invariant, select
 from model.interface import Action, Model
 
 __all__ = ["ShrinkError", "first_violation", "shrink"]
@@ -42,15 +42,20 @@ def first_violation(
     return None
 
 
-def shrink(model: Model, actions: list[Action], invariant_id: str) -> list[Action]:
+def shrink(
+    model: Model,
+    actions: list[Action],
+    invariant_id: str,
+    registry: Sequence[Invariant] = INVARIANTS,
+) -> list[Action]:
     """A 1-minimal subsequence of ``actions`` that still violates ``invariant_id``.
 
     Every action of the result is enabled where it occurs, and its last state
     is the first one that violates the invariant.  Raises ShrinkError if
     ``actions`` itself is not such a sequence, UnknownInvariant (a ValueError)
-    for an unknown id.
+    for an unknown id (in ``registry``, the invariants of ``model``).
     """
-    (inv,) = select([invariant_id])
+    (inv,) = select([invariant_id], registry)
     cache: dict[tuple[Action, ...], int | None] = {}
 
     def test(candidate: list[Action]) -> int | None:

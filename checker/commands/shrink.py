@@ -7,12 +7,13 @@ import json
 
 from checker.cli import EXIT_OK, EXIT_VIOLATION, UsageError, check_writable
 from checker.commands.replay import load
-from invariants import select
-from model.kafka import KafkaReplication
+from invariants import registry, select
+from model.config import Config
+from model.registry import action_params, build_model
 from traces.itf import trace_to_itf, write_itf
 from traces.replay import execute, replay_trace
 from traces.shrink import shrink
-from traces.text import format_table
+from traces.text import format_plain_trace, format_table
 
 NAME = "shrink"
 ORDER = 40
@@ -41,9 +42,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_writable(args.out, "--out")
-    if args.invariant:
-        select([args.invariant])  # an unknown id is bad input (exit 2)
     trace = load(args.trace)
+    invariants = registry(trace.config)
+    if args.invariant:
+        select([args.invariant], invariants)  # an unknown id is bad input (exit 2)
     replayed = replay_trace(trace)
     if not replayed.ok:
         div = replayed.divergence
@@ -54,12 +56,13 @@ def run(args: argparse.Namespace) -> int:
     if inv_id not in replayed.first_violated:
         return _fail(args, f"the trace does not violate {inv_id}: nothing to shrink")
 
-    model = KafkaReplication(trace.config)
-    actions = shrink(model, trace.actions, inv_id)
+    model = build_model(trace.config)
+    actions = shrink(model, trace.actions, inv_id, invariants)
     steps = execute(model, actions)
-    (inv,) = select([inv_id])
+    (inv,) = select([inv_id], invariants)
     message = inv(steps[-1][1])
-    write_itf(args.out, trace_to_itf(trace.config, steps, inv_id, message))
+    params = action_params(trace.config)
+    write_itf(args.out, trace_to_itf(trace.config, steps, inv_id, message, params))
 
     before, after = len(trace.actions), len(actions)
     if args.json:
@@ -79,7 +82,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"replcheck shrink {trace.path}: {trace.config.describe()}")
     print(f"{inv_id}: {before} steps -> {after} steps (no single step can be removed)")
     print()
-    for line in format_table(steps, mark=len(steps) - 1):
+    kafka = isinstance(trace.config, Config)
+    lines = format_table(steps, mark=len(steps) - 1) if kafka else format_plain_trace(steps, params)
+    for line in lines:
         print(line)
     print()
     print(f"=> {inv_id} violated: {message}")
