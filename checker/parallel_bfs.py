@@ -1,0 +1,616 @@
+"""Breadth-first search over several processes, with the verdicts of ``checker.bfs``.
+
+The visited set (fingerprint -> parent fingerprint) is sharded: worker ``i`` owns the
+fingerprints whose mixed value is ``i`` modulo the number of workers.  The search is
+level-synchronous, and a level runs in rounds of at most ``ROUND_STATES`` states per
+worker so the coordinator (this process) can apply the limits, report progress and
+stop on Ctrl-C between rounds.  In a round each worker expands the next states of its
+frontier.  A successor it owns is deduplicated on the spot; the others are *claimed*:
+their fingerprints and parent fingerprints go, batched, to their owners, which record
+the new ones and answer with one byte per claim.  The state itself never crosses a
+process boundary: the worker that claimed a new state checks the invariants on it and
+keeps it in its next frontier.  (Unpickling these NamedTuple states costs about as
+much as computing a successor, so shipping states to their owners cost all the gain.)
+Frontiers are evened out at the start of each level, which moves a few states only.
+Workers ``gc.freeze()`` what they hold after each round: otherwise a full collection
+in one worker stalls the others at the next exchange.
+
+Every step that depends on arrival order runs in a fixed order instead (a worker's
+own successors first, then each other worker's batch in a fixed order, and among
+violations of one invariant in one round the lowest (worker, arrival index)), so a
+run gives the same counts and the same counterexamples whatever the timing.  A
+counterexample is rebuilt by asking the owners for the parent links along its chain
+and re-executing the model forward (``checker.bfs.rebuild_trace``).
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+import pickle
+import queue
+import signal
+import sys
+import threading
+import time
+import traceback
+from array import array
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from multiprocessing.connection import Connection, wait
+
+from checker.bfs import (
+    Progress,
+    SearchResult,
+    Violation,
+    bfs,
+    fingerprint,
+    peak_memory_bytes,
+    rebuild_trace,
+)
+from invariants import Invariant
+from model.interface import Model
+
+# States one worker expands per round: rounds are where limits, progress and Ctrl-C
+# are looked at, so they should take well under a second; each costs a few exchanges.
+ROUND_STATES = 2048
+# Frontiers that differ by at most this many states are left as they are.
+BALANCE_SLACK = 64
+
+_GOLDEN = 0x9E3779B97F4A7C15  # 2**64 / golden ratio: spreads ints that hash to themselves
+_F_SETPIPE_SZ = 1031  # Linux fcntl: a bigger pipe buffer means fewer blocking writes
+
+
+# None: "fork" on Linux (workers inherit the model), else "spawn" (the model is pickled).
+START_METHOD: str | None = None
+
+
+def _default_start_method() -> str:
+    linux = sys.platform.startswith("linux")
+    return "fork" if linux and "fork" in multiprocessing.get_all_start_methods() else "spawn"
+
+
+def owner_of(fp: int, workers: int) -> int:
+    """The worker that owns fingerprint ``fp``: bits 32..63 of a multiplicative mix, so
+    even fingerprints in arithmetic progression (small ints hash to themselves) spread."""
+    return (((fp * _GOLDEN) >> 32) & 0xFFFFFFFF) % workers
+
+
+def parallel_bfs(
+    model: Model,
+    invariants: Sequence[Invariant],
+    *,
+    workers: int,
+    symmetry: bool = True,
+    max_states: int | None = None,
+    time_limit: float | None = None,
+    memory_limit: int | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    progress_every: float = 3.0,
+) -> SearchResult:
+    """``checker.bfs.bfs`` over ``workers`` processes: the same statuses, counts, depth and
+    counterexample lengths, and the same traces from run to run.
+
+    Limits are looked at between rounds, so ``max_states`` may be passed by up to a
+    round's new states (``bfs`` passes it by one state's successors).  ``memory_limit``
+    is compared with this process's peak resident memory plus, for each worker, the
+    most it has added to its resident memory since it started (a forked worker starts
+    out sharing this process's pages, which are not counted again).
+    """
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, not {workers}")
+    if workers == 1:
+        return bfs(
+            model,
+            invariants,
+            symmetry=symmetry,
+            max_states=max_states,
+            time_limit=time_limit,
+            memory_limit=memory_limit,
+            on_progress=on_progress,
+            progress_every=progress_every,
+        )
+    invariants = tuple(invariants)
+    canon = model.representative if symmetry else _same
+    start = time.monotonic()
+    found: dict[int, tuple[int, str]] = {}  # invariant index -> (fingerprint, message)
+    pending = list(range(len(invariants)))
+    shards: list[list[tuple[int, Hashable]]] = [[] for _ in range(workers)]
+    seen: set[int] = set()
+    for init in model.init_states():
+        state = canon(init)
+        fp = fingerprint(state)
+        if fp not in seen:
+            seen.add(fp)
+            shards[owner_of(fp, workers)].append((fp, state))
+            for i in pending:
+                message = invariants[i].check(state)
+                if message is not None:
+                    found[i] = (fp, message)
+            pending = [i for i in pending if i not in found]
+
+    distinct = len(seen)
+    frontier = distinct  # states in the level being expanded
+    queued = 0  # states found so far for the next level
+    transitions = 0
+    depth = 0
+    status = "complete"
+    next_report = start + progress_every
+    deadline = start + time_limit if time_limit is not None else 0.0
+    with (
+        _interrupt_flag() as interrupted,
+        _Cluster(model, invariants, symmetry, workers) as cluster,
+    ):
+        try:
+            cluster.init(shards)
+            while frontier and pending:
+                if max_states is not None and distinct >= max_states:
+                    status = "max-states"
+                    break
+                depth += 1
+                new_level = True
+                while True:
+                    replies = cluster.round(new_level, pending)
+                    new_level = False
+                    remaining = queued = 0
+                    pick: dict[int, tuple[int, int, int, str]] = {}
+                    for w, (new, moves, left, nxt, hits) in enumerate(replies):
+                        distinct += new
+                        transitions += moves
+                        remaining += left
+                        queued += nxt
+                        for i, arrival, fp, message in hits:
+                            if i not in pick or (w, arrival) < pick[i][:2]:
+                                pick[i] = (w, arrival, fp, message)
+                    for i, (_, _, fp, message) in pick.items():
+                        found[i] = (fp, message)
+                    pending = [i for i in pending if i not in found]
+                    if interrupted():
+                        status = "interrupted"
+                        break
+                    now = time.monotonic()
+                    if deadline and now >= deadline:
+                        status = "timeout"
+                        break
+                    if memory_limit and cluster.peak_memory() >= memory_limit:
+                        status = "memory"
+                        break
+                    if on_progress is not None and now >= next_report:
+                        next_report = now + progress_every
+                        on_progress(Progress(distinct, queued, depth, now - start, len(found)))
+                    if not remaining or (max_states is not None and distinct >= max_states):
+                        break
+                if status != "complete":
+                    break
+                frontier = queued
+                if not queued:
+                    depth -= 1  # the last level produced nothing new
+            if frontier and not pending and status != "interrupted":
+                status = "all-violated"
+        except KeyboardInterrupt:  # from on_progress, or a SIGINT handler of the caller's
+            status = "interrupted"
+            cluster.drain()
+        seconds = time.monotonic() - start
+        violations = {}
+        for i, inv in enumerate(invariants):  # registry order, as bfs reports them
+            if i in found:
+                fp, message = found[i]
+                trace = rebuild_trace(model, cluster.chain(fp), fp, canon)
+                message = inv(trace[-1].state) or message
+                violations[inv.id] = Violation(inv.id, message, trace)
+    if status == "complete" and violations and len(violations) == len(invariants):
+        status = "all-violated"
+    return SearchResult(status, distinct, depth, seconds, transitions, violations)
+
+
+def _same(state: Hashable) -> Hashable:
+    return state
+
+
+@contextmanager
+def _interrupt_flag() -> Iterator[Callable[[], bool]]:
+    """While the search runs, Ctrl-C sets a flag the coordinator reads between rounds
+    instead of raising mid-exchange, so the workers can still answer for the traces.
+    Only in the main thread and when SIGINT has Python's default handler."""
+    hits: list[int] = []
+    installed = False
+    if (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    ):
+        signal.signal(signal.SIGINT, lambda _sig, _frame: hits.append(1))
+        installed = True
+    try:
+        yield lambda: bool(hits)
+    finally:
+        if installed:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+class WorkerError(RuntimeError):
+    """A worker process failed; the message carries its traceback or exit code."""
+
+
+class _Cluster:
+    """The worker processes and the coordinator's end of their command pipes."""
+
+    def __init__(
+        self, model: Model, invariants: tuple[Invariant, ...], symmetry: bool, workers: int
+    ) -> None:
+        self.n = workers
+        self.model = model
+        self.invariants = invariants
+        self.symmetry = symmetry
+        self.processes: list[multiprocessing.process.BaseProcess] = []
+        self.commands: list[Connection] = []
+        self.owed: set[int] = set()  # workers whose answer to the last command is unread
+        self.peaks = [0] * workers
+        self.held = [0] * workers  # next-level states each worker holds
+        self.moved = 0  # states moved to even out frontiers, for measurements
+
+    def __enter__(self) -> _Cluster:
+        method = START_METHOD or _default_start_method()
+        fork = method == "fork"
+        context = multiprocessing.get_context(method)
+        n = self.n
+        # pipes[s][r]: (reader for r, writer for s), one way from worker s to worker r
+        pipes = [[_pipe() if s != r else None for r in range(n)] for s in range(n)]
+        ends = [context.Pipe() for _ in range(n)]  # (coordinator's end, worker's end)
+        everything = [c for row in pipes for p in row if p for c in p] + [
+            c for pair in ends for c in pair
+        ]
+        # Children start with SIGINT ignored: Ctrl-C reaches the whole process group,
+        # and the coordinator alone decides what it means.
+        self.commands = [end for end, _ in ends]
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+        try:
+            for w in range(n):
+                inbox = {s: pipes[s][w][0] for s in range(n) if s != w}
+                outbox = {r: pipes[w][r][1] for r in range(n) if r != w}
+                mine = {id(c) for c in (*inbox.values(), *outbox.values(), ends[w][1])}
+                to_close = [c for c in everything if id(c) not in mine] if fork else []
+                process = context.Process(
+                    target=_worker,
+                    args=(w, n, self.model, self.invariants, self.symmetry, ends[w][1]),
+                    kwargs={
+                        "inbox": inbox,
+                        "outbox": outbox,
+                        "to_close": to_close,
+                        "forked": fork,
+                    },
+                    name=f"replcheck-bfs-{w}",
+                    daemon=True,
+                )
+                process.start()
+                self.processes.append(process)
+        except BaseException:
+            self._stop()
+            raise
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, previous)
+            for c in everything:
+                if all(c is not end for end in self.commands):
+                    c.close()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stop()
+
+    def _stop(self) -> None:
+        """Ask every worker to stop, then make sure: none outlives the search."""
+        for c in self.commands:
+            with suppress(OSError):
+                c.send(("stop",))
+        deadline = time.monotonic() + 5.0
+        for p in self.processes:
+            p.join(max(0.0, deadline - time.monotonic()))
+        for p in self.processes:
+            if p.is_alive():
+                p.kill()
+                p.join()
+        for c in self.commands:
+            c.close()
+
+    def _collect(self) -> list:
+        """Every worker's answer, in worker order; raises WorkerError if one failed."""
+        answers: list = [None] * self.n
+        lost = []
+        waiting = {c: w for w, c in enumerate(self.commands) if w in self.owed}
+        while waiting:
+            for c in wait(list(waiting)):
+                w = waiting.pop(c)
+                self.owed.discard(w)
+                try:
+                    answer = c.recv()
+                except EOFError:
+                    lost.append(w)
+                    continue
+                if answer[0] == "error":
+                    raise WorkerError(f"worker {w} failed:\n{answer[1]}")
+                answers[w] = answer[1:]
+        if lost:
+            codes = ", ".join(f"{w}: {self.processes[w].exitcode}" for w in lost)
+            raise WorkerError(f"worker(s) exited unexpectedly (exit codes {codes})")
+        return answers
+
+    def drain(self) -> None:
+        """Read the answers an interrupted coordinator left unread."""
+        self._collect()
+
+    def init(self, shards: list[list[tuple[int, Hashable]]]) -> None:
+        for w, c in enumerate(self.commands):
+            c.send(("init", shards[w]))
+            self.owed.add(w)
+        self._collect()
+        self.held = [len(shard) for shard in shards]
+
+    def round(self, new_level: bool, pending: list[int]) -> list:
+        """One round; per worker (new owned states, transitions, frontier states left,
+        next-level states held, [(invariant, arrival index, fingerprint, message)]).
+        A new level starts by evening out the frontiers (see :func:`balance`)."""
+        plan = balance(self.held) if new_level else []
+        for w, c in enumerate(self.commands):
+            give = [(dst, count) for src, dst, count in plan if src == w]
+            take = [src for src, dst, _ in plan if dst == w]
+            c.send(("round", new_level, give, take, tuple(pending), ROUND_STATES))
+            self.owed.add(w)
+        answers = self._collect()
+        self.peaks = [a[-1] for a in answers]
+        self.held = [a[3] for a in answers]
+        self.moved += sum(count for _, _, count in plan)
+        return [a[:-1] for a in answers]
+
+    def peak_memory(self) -> int:
+        return sum(self.peaks) + peak_memory_bytes()
+
+    def chain(self, target: int) -> dict[int, int | None]:
+        """The parent links from ``target`` back to an initial state, asked of their owners."""
+        links: dict[int, int | None] = {}
+        fp: int | None = target
+        while fp is not None:
+            w = owner_of(fp, self.n)
+            self.commands[w].send(("parent", fp))
+            self.owed.add(w)
+            (up,) = self._collect()[w]
+            links[fp] = up
+            fp = up
+        return links
+
+
+def balance(sizes: list[int], slack: int = BALANCE_SLACK) -> list[tuple[int, int, int]]:
+    """Moves (from, to, count) that bring every frontier within one state of the mean.
+
+    A worker keeps the new states it claims, so frontiers drift apart (from one initial
+    state, one worker would get them all); moving the surplus at the start of a level
+    keeps the workers equally busy.  Nothing moves while they differ by ``slack`` or less.
+    """
+    if max(sizes) - min(sizes) <= slack:
+        return []
+    n, total = len(sizes), sum(sizes)
+    target = [total // n + (w < total % n) for w in range(n)]
+    give = [[w, s - t] for w, (s, t) in enumerate(zip(sizes, target, strict=True)) if s > t]
+    need = [[w, t - s] for w, (s, t) in enumerate(zip(sizes, target, strict=True)) if t > s]
+    moves = []
+    while give and need:
+        count = min(give[0][1], need[0][1])
+        moves.append((give[0][0], need[0][0], count))
+        for side in (give, need):
+            side[0][1] -= count
+            if not side[0][1]:
+                side.pop(0)
+    return moves
+
+
+def _pipe() -> tuple[Connection, Connection]:
+    reader, writer = multiprocessing.Pipe(duplex=False)
+    try:
+        import fcntl
+
+        fcntl.fcntl(writer.fileno(), _F_SETPIPE_SZ, 1 << 20)
+    except (ImportError, OSError):
+        pass
+    return reader, writer
+
+
+def _worker(
+    index: int,
+    n: int,
+    model: Model,
+    invariants: tuple[Invariant, ...],
+    symmetry: bool,
+    commands: Connection,
+    *,
+    inbox: dict[int, Connection],
+    outbox: dict[int, Connection],
+    to_close: list[Connection],
+    forked: bool,
+) -> None:
+    """A worker process: serve the coordinator's commands until told to stop."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for c in to_close:  # other processes' pipe ends, inherited by fork: EOF must mean gone
+        c.close()
+    try:
+        _Shard(index, n, model, invariants, symmetry, inbox, outbox, forked).serve(commands)
+    except (EOFError, OSError):  # the coordinator or a peer is gone: nothing left to do
+        pass
+    except BaseException:
+        with suppress(OSError):
+            commands.send(("error", traceback.format_exc()))
+
+
+class _Shard:
+    """A worker's part of the search: its shard of the visited set and its frontier."""
+
+    def __init__(
+        self,
+        index: int,
+        n: int,
+        model: Model,
+        invariants: tuple[Invariant, ...],
+        symmetry: bool,
+        inbox: dict[int, Connection],
+        outbox: dict[int, Connection],
+        forked: bool,
+    ) -> None:
+        self.index = index
+        self.n = n
+        self.model = model
+        self.invariants = invariants
+        self.canon = model.representative if symmetry else _same
+        self.inbox = inbox
+        self.outbox = outbox
+        self.peers = [(index + k) % n for k in range(1, n)]  # the fixed processing order
+        self.parent: dict[int, int | None] = {}
+        self.frontier: list[tuple[int, Hashable]] = []
+        self.next: list[tuple[int, Hashable]] = []
+        self.pos = 0
+        # What this worker added to its memory: a forked worker starts out sharing the
+        # coordinator's pages (and inherits its ru_maxrss), which must not count twice.
+        self.baseline = _resident_bytes() if forked else 0
+        self.peak = 0
+        self.outgoing: queue.SimpleQueue = queue.SimpleQueue()
+        # Writes go through a thread so that two workers sending each other more than a
+        # pipe holds cannot deadlock; the main thread only reads.
+        threading.Thread(target=self._send_loop, daemon=True).start()
+
+    def _send_loop(self) -> None:
+        while True:
+            conn, payload = self.outgoing.get()
+            try:
+                conn.send_bytes(payload)
+            except OSError:  # the peer is gone; the coordinator will find out
+                return
+
+    def _gather(self, peers: list[int] | None = None) -> dict[int, bytes]:
+        """One message from each peer, read as they come (any order)."""
+        by_conn = {self.inbox[p]: p for p in (self.peers if peers is None else peers)}
+        got: dict[int, bytes] = {}
+        while by_conn:
+            for c in wait(list(by_conn)):
+                got[by_conn.pop(c)] = c.recv_bytes()
+        return got
+
+    def serve(self, commands: Connection) -> None:
+        while True:
+            message = commands.recv()
+            kind = message[0]
+            if kind == "round":
+                _, new_level, give, take, pending, size = message
+                if new_level:
+                    self.frontier, self.next, self.pos = self.next, [], 0
+                    self.even_out(give, take)
+                answer = self.round([(i, self.invariants[i]) for i in pending], size)
+                # Out of the collector's reach from now on (reference counting still frees
+                # them): a full collection of a large heap takes seconds, and while one
+                # worker collects, every other one waits for it at the next exchange.
+                gc.freeze()
+                self.peak = max(self.peak, _resident_bytes() - self.baseline)
+                commands.send(("ok", *answer, self.peak))
+            elif kind == "init":
+                for fp, state in message[1]:
+                    self.parent[fp] = None
+                    self.next.append((fp, state))
+                commands.send(("ok",))
+            elif kind == "parent":
+                commands.send(("ok", self.parent[message[1]]))
+            elif kind == "stop":
+                return
+            else:  # pragma: no cover - a coordinator bug
+                raise ValueError(f"unknown command {kind!r}")
+
+    def even_out(self, give: list[tuple[int, int]], take: list[int]) -> None:
+        """Send the last states of the frontier to, or take states from, other workers."""
+        for dst, count in give:
+            batch = self.frontier[-count:]
+            del self.frontier[-count:]
+            self.outgoing.put((self.outbox[dst], pickle.dumps(batch, pickle.HIGHEST_PROTOCOL)))
+        if take:
+            received = self._gather(take)
+            for src in sorted(take):
+                self.frontier.extend(pickle.loads(received[src]))
+
+    def round(self, pending: list[tuple[int, Invariant]], size: int) -> tuple:
+        index, n, parent, keep, golden = self.index, self.n, self.parent, self.next.append, _GOLDEN
+        actions, next_state, canon = self.model.actions, self.model.next_state, self.canon
+        hits: dict[int, tuple[int, int, int, str]] = {}
+        arrival = 0
+
+        def check(fp: int, state: Hashable) -> None:
+            nonlocal arrival, pending
+            hit = False
+            for i, inv in pending:
+                message = inv.check(state)
+                if message is not None:
+                    hits[i] = (i, arrival, fp, message)
+                    hit = True
+            if hit:  # like bfs: once violated, an invariant is not checked again
+                pending = [(i, inv) for i, inv in pending if i not in hits]
+            arrival += 1
+
+        claims: list[dict[int, tuple[int, Hashable]]] = [{} for _ in range(n)]
+        new = moves = 0
+        end = min(self.pos + size, len(self.frontier))
+        for k in range(self.pos, end):
+            parent_fp, state = self.frontier[k]
+            for action in actions(state):
+                moves += 1
+                succ = canon(next_state(state, action))
+                fp = hash(succ)  # checker.bfs.fingerprint
+                w = (((fp * golden) >> 32) & 0xFFFFFFFF) % n  # owner_of, inlined
+                if w == index:
+                    if fp not in parent:
+                        parent[fp] = parent_fp
+                        new += 1
+                        keep((fp, succ))
+                        if pending:
+                            check(fp, succ)
+                else:
+                    mine = claims[w]
+                    if fp not in mine:
+                        mine[fp] = (parent_fp, succ)
+        self.pos = end
+
+        for p in self.peers:  # claims: the fingerprints, then their parents
+            mine = claims[p]
+            body = array("q", mine)
+            body.extend(up for up, _ in mine.values())
+            self.outgoing.put((self.outbox[p], body.tobytes()))
+        received = self._gather()
+        for p in self.peers:  # record what is new, one byte per claim
+            body = array("q")
+            body.frombytes(received[p])
+            half = len(body) // 2
+            verdict = bytearray(half)
+            for k, fp in enumerate(body[:half]):
+                if fp not in parent:
+                    parent[fp] = body[half + k]
+                    verdict[k] = 1
+            new += sum(verdict)
+            self.outgoing.put((self.outbox[p], bytes(verdict)))
+        verdicts = self._gather()
+        for p in self.peers:  # keep and check the claimed states that were new
+            for (fp, (_, succ)), fresh in zip(claims[p].items(), verdicts[p], strict=True):
+                if fresh:
+                    keep((fp, succ))
+                    if pending:
+                        check(fp, succ)
+        left = len(self.frontier) - self.pos
+        return new, moves, left, len(self.next), list(hits.values())
+
+
+def _resident_bytes() -> int:
+    """This process's resident memory now (its peak where /proc is missing)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return peak_memory_bytes()
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+__all__ = ["BALANCE_SLACK", "ROUND_STATES", "WorkerError", "balance", "owner_of", "parallel_bfs"]
