@@ -245,3 +245,17 @@ def test_kafka_release_in_toml_and_compare(capsys, tmp_path):
     assert code == 1 and doc["modes"] == ["0.10.2", "2.1.0"]
     assert doc["results"]["0.10.2"]["result"] == "violated"
     assert doc["results"]["2.1.0"]["result"] == "holds"
+
+
+def test_workers_change_nothing_but_the_time(capsys):
+    docs = []
+    for workers in ("1", "2"):
+        code, out, _ = run(capsys, "check", "--mode", "hw", "--json", "--workers", workers, *SMALL)
+        assert code == 1
+        docs.append(json.loads(out))
+    for key in ("distinct_states", "depth", "transitions", "status"):
+        assert docs[0][key] == docs[1][key]
+    lengths = [{k: v["trace_length"] for k, v in d["violations"].items()} for d in docs]
+    assert lengths[0] == lengths[1] and lengths[0]  # the same shortest lengths, not the same paths
+    code, _out, err = run(capsys, "check", "--workers", "0")
+    assert code == 2 and "--workers" in err

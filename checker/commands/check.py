@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+from functools import partial
 
 from checker.bfs import SearchResult, bfs
 from checker.cli import (
@@ -16,8 +18,10 @@ from checker.cli import (
     add_search_args,
     check_writable,
     model_config_from_args,
+    positive_int,
     progress_printer,
 )
+from checker.parallel_bfs import parallel_bfs
 from checker.report import cell, result_word, table, to_json
 from invariants import registry, select
 from model.config import Config
@@ -43,6 +47,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_model_choice(p)
     add_search_args(p)
     p.add_argument(
+        "--workers",
+        type=positive_int,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="worker processes, each owning a share of the visited states (default: this "
+        f"machine's cores, {os.cpu_count() or 1}); the counts and counterexamples are the "
+        "same for any N",
+    )
+    p.add_argument(
         "--trace-out",
         metavar="FILE",
         help="write the first counterexample (ITF JSON, Apalache ADR-015) to FILE",
@@ -50,8 +63,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def search(config: AnyConfig, args: argparse.Namespace, label: str = "") -> SearchResult:
-    """Run the BFS the way the search flags ask."""
-    return bfs(
+    """Run the BFS the way the search flags ask (``compare`` runs one process per search)."""
+    workers = getattr(args, "workers", 1)
+    engine = partial(parallel_bfs, workers=workers) if workers > 1 else bfs
+    return engine(
         build_model(config),
         select(args.invariant, registry(config)),
         symmetry=not args.no_symmetry,
