@@ -44,6 +44,7 @@ from checker.bfs import (
     Progress,
     SearchResult,
     Violation,
+    _same,
     bfs,
     fingerprint,
     peak_memory_bytes,
@@ -202,10 +203,6 @@ def parallel_bfs(
     if status == "complete" and violations and len(violations) == len(invariants):
         status = "all-violated"
     return SearchResult(status, distinct, depth, seconds, transitions, violations)
-
-
-def _same(state: Hashable) -> Hashable:
-    return state
 
 
 @contextmanager
