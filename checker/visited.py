@@ -25,7 +25,9 @@ def as_key(fp: int) -> int:
 
 
 class VisitedTable:
-    """Visited fingerprints, numbered in the order they were added, with parent numbers."""
+    """Visited fingerprints, numbered in the order they were added, each with its parent:
+    a state number for ``bfs`` (what :meth:`chain` follows), or any signed 64-bit value,
+    such as the parent's fingerprint in a shard of ``checker.parallel_bfs``."""
 
     def __init__(self, capacity: int = 1 << 16) -> None:
         self.keys = array("Q")  # number -> fingerprint
