@@ -477,6 +477,11 @@ def _launch(options: dict[str, str], temp_dir: str):
             signal.signal(signal.SIGINT, previous)
     # temp_dir is left to start_session, which removes it once the JVM here has ended.
     with _shielded():
+        if startup.interrupted_at is not None and startup.spark is None and startup.proc:
+            # Ctrl-C mid-start: the JVM has nothing to save, and a graceful exit would run
+            # Spark's shutdown hooks under a half-built SparkContext, which logs an ERROR
+            # ("Error initializing SparkContext") after replcheck's one line.
+            _signal_group(startup.proc, signal.SIGKILL)
         _close(startup.spark, _Owned(None, stop=True, proc=startup.proc, gateway=startup.gateway))
     if startup.interrupted_at is not None:
         raise KeyboardInterrupt
