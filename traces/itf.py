@@ -17,6 +17,7 @@ from typing import Any
 from model.config import Config, read_text
 from model.interface import Action
 from model.kafka import ACTION_PARAMS
+from model.registry import AnyConfig, action_params
 from model.state import (
     DIVERGING,
     FETCH_RESPONSE,
@@ -168,15 +169,14 @@ def encode_state(config: Any, state: Any) -> dict[str, Any]:
 
 
 def trace_to_itf(
-    config: Any,
+    config: AnyConfig,
     steps: Sequence[tuple[Action | None, Any]],
     invariant: str | None = None,
     message: str | None = None,
-    params: dict[str, tuple[str, ...]] = ACTION_PARAMS,
 ) -> dict[str, Any]:
     """The whole document for a sequence of (action that led here, state).  ``config``
-    is the Kafka model's ``Config``, or another model's (with ``to_dict`` and its own
-    ``params``), whose states are written plainly."""
+    is the Kafka model's ``Config``, or the spec's, whose states are written plainly."""
+    params = action_params(config)
     states = []
     for index, (action, state) in enumerate(steps):
         entry: dict[str, Any] = {

@@ -7,6 +7,7 @@ from typing import Any
 
 from model.interface import Action
 from model.kafka import ACTION_PARAMS
+from model.registry import AnyConfig, action_params
 from model.state import (
     DIVERGING,
     FETCH_RESPONSE,
@@ -37,11 +38,10 @@ def describe_action(action: Action, params: dict[str, tuple[str, ...]] | None = 
     return f"{action.name}({', '.join(shown)})"
 
 
-def format_plain_trace(
-    steps: Sequence[tuple[Action | None, Any]], params: dict[str, tuple[str, ...]]
-) -> list[str]:
-    """Any model's trace (states are named tuples): the initial state's fields, then each
-    action and the fields it changed."""
+def format_plain_trace(steps: Sequence[tuple[Action | None, Any]], config: AnyConfig) -> list[str]:
+    """Another model's trace (states are named tuples): the initial state's fields, then
+    each action and the fields it changed."""
+    params = action_params(config)
     lines: list[str] = []
     prev: Any = None
     for index, (action, state) in enumerate(steps):

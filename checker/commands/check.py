@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from functools import partial
 
-from checker.bfs import SearchResult, bfs
+from checker.bfs import SearchResult
 from checker.cli import (
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
@@ -25,7 +24,7 @@ from checker.parallel_bfs import parallel_bfs
 from checker.report import cell, result_word, table, to_json
 from invariants import registry, select
 from model.config import Config
-from model.registry import AnyConfig, action_params, build_model
+from model.registry import AnyConfig, build_model
 from traces.itf import trace_to_itf, write_itf
 from traces.text import format_plain_trace, format_trace
 
@@ -52,8 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=os.cpu_count() or 1,
         metavar="N",
         help="worker processes, each owning a share of the visited states (default: this "
-        f"machine's cores, {os.cpu_count() or 1}); the counts and counterexamples are the "
-        "same for any N",
+        f"machine's cores, {os.cpu_count() or 1}); the counts and the counterexamples' "
+        "lengths are the same for any N",
     )
     p.add_argument(
         "--trace-out",
@@ -63,12 +62,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def search(config: AnyConfig, args: argparse.Namespace, label: str = "") -> SearchResult:
-    """Run the BFS the way the search flags ask (``compare`` runs one process per search)."""
-    workers = getattr(args, "workers", 1)
-    engine = partial(parallel_bfs, workers=workers) if workers > 1 else bfs
-    return engine(
+    """Run the BFS the way the search flags ask (``compare`` runs one process per search:
+    parallel_bfs with one worker is bfs)."""
+    return parallel_bfs(
         build_model(config),
         select(args.invariant, registry(config)),
+        workers=getattr(args, "workers", 1),
         symmetry=not args.no_symmetry,
         max_states=args.max_states,
         time_limit=args.timeout,
@@ -105,14 +104,13 @@ def exit_code(result: SearchResult) -> int:
 def run(args: argparse.Namespace) -> int:
     config = model_config_from_args(args)
     invariants = select(args.invariant, registry(config))
-    params = action_params(config)
     if args.trace_out:
         check_writable(args.trace_out, "--trace-out")
     result = search(config, args)
     first = next(iter(result.violations.values()), None)
     if first is not None and args.trace_out:
         steps = [(step.action, step.state) for step in first.trace]
-        document = trace_to_itf(config, steps, first.invariant, first.message, params)
+        document = trace_to_itf(config, steps, first.invariant, first.message)
         write_itf(args.trace_out, document)
 
     if args.json:
@@ -139,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"Shortest counterexample to {first.invariant} ({first.length} states):")
         steps = [(s.action, s.state) for s in first.trace]
         kafka = isinstance(config, Config)
-        for line in format_trace(steps) if kafka else format_plain_trace(steps, params):
+        for line in format_trace(steps) if kafka else format_plain_trace(steps, config):
             print(line)
         print(f"=> {first.invariant} violated: {first.message}")
         if args.trace_out:

@@ -18,7 +18,6 @@ from checker.cli import (
 )
 from checker.gate import GateError, GateOutcome, load_gate, run_check
 from checker.junit import write_junit
-from model.registry import action_params
 from traces.itf import trace_to_itf, write_itf
 
 NAME = "gate"
@@ -52,7 +51,7 @@ def _save(outcome: GateOutcome, folder: Path) -> None:
         path = folder / f"{_slug(outcome.check.name)}.{inv_id}.itf.json"
         steps = [(s.action, s.state) for s in violation.trace]
         config = outcome.check.config
-        document = trace_to_itf(config, steps, inv_id, violation.message, action_params(config))
+        document = trace_to_itf(config, steps, inv_id, violation.message)
         write_itf(path, document)
         outcome.saved[inv_id] = str(path)
 

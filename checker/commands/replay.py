@@ -86,7 +86,7 @@ def report_lines(result: ReplayResult) -> list[str]:
     if isinstance(trace.config, Config):
         lines += format_table(result.steps, mark=result.broken_step)
     else:
-        lines += format_plain_trace(result.steps, action_params(trace.config))
+        lines += format_plain_trace(result.steps, trace.config)
     lines.append("")
     div = result.divergence
     inv = result.invariant

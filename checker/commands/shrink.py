@@ -9,7 +9,7 @@ from checker.cli import EXIT_OK, EXIT_VIOLATION, UsageError, check_writable
 from checker.commands.replay import load
 from invariants import registry, select
 from model.config import Config
-from model.registry import action_params, build_model
+from model.registry import build_model
 from traces.itf import trace_to_itf, write_itf
 from traces.replay import execute, replay_trace
 from traces.shrink import shrink
@@ -61,8 +61,7 @@ def run(args: argparse.Namespace) -> int:
     steps = execute(model, actions)
     (inv,) = select([inv_id], invariants)
     message = inv(steps[-1][1])
-    params = action_params(trace.config)
-    write_itf(args.out, trace_to_itf(trace.config, steps, inv_id, message, params))
+    write_itf(args.out, trace_to_itf(trace.config, steps, inv_id, message))
 
     before, after = len(trace.actions), len(actions)
     if args.json:
@@ -82,8 +81,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"replcheck shrink {trace.path}: {trace.config.describe()}")
     print(f"{inv_id}: {before} steps -> {after} steps (no single step can be removed)")
     print()
-    kafka = isinstance(trace.config, Config)
-    lines = format_table(steps, mark=len(steps) - 1) if kafka else format_plain_trace(steps, params)
+    if isinstance(trace.config, Config):
+        lines = format_table(steps, mark=len(steps) - 1)
+    else:
+        lines = format_plain_trace(steps, trace.config)
     for line in lines:
         print(line)
     print()
