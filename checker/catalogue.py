@@ -199,33 +199,20 @@ def _entry(path: str | Path, index: int, t: Any) -> Entry:
         select([t["invariant"]])
     except (ConfigError, ValueError) as exc:
         raise CatalogueError(str(exc) if "bounds" in str(exc) else f"{where}: {exc}") from None
-    steps = t.get("steps", [])
-    if not isinstance(steps, list):
-        raise CatalogueError(f"{where}: steps must be a list of actions")
-    try:
-        actions = tuple(parse_action(s, f"{where}: steps") for s in steps)
-    except (TraceError, AttributeError) as exc:
-        raise CatalogueError(str(exc)) from None
+    actions = _actions(t.get("steps", []), f"{where}: steps")
     steps_from = t.get("steps_from", {})
     if not isinstance(steps_from, dict) or (steps_from and not actions):
         raise CatalogueError(
             f"{where}: steps_from must be a table of release = [steps], after steps"
         )
+    span = RELEASES.index(first), RELEASES.index(last)
     later = []
     for name, listed in steps_from.items():
-        span = RELEASES.index(first), RELEASES.index(last)
         if name not in RELEASES or not span[0] < RELEASES.index(name) <= span[1]:
             raise CatalogueError(
                 f"{where}: steps_from: {name!r} is not a release of {first} – {last}"
             )
-        if not isinstance(listed, list):
-            raise CatalogueError(f"{where}: steps_from: {name} must be a list of actions")
-        try:
-            later.append(
-                (name, tuple(parse_action(x, f"{where}: steps_from.{name}") for x in listed))
-            )
-        except (TraceError, AttributeError) as exc:
-            raise CatalogueError(str(exc)) from None
+        later.append((name, _actions(listed, f"{where}: steps_from.{name}")))
     later.sort(key=lambda pair: RELEASES.index(pair[0]))
     fixed_by = t.get("fixed_by", "bfs")
     if fixed_by not in ("bfs", "replay"):
@@ -246,6 +233,16 @@ def _entry(path: str | Path, index: int, t: Any) -> Entry:
         rule=rule,
         steps_from=tuple(later),
     )
+
+
+def _actions(listed: Any, where: str) -> tuple[Action, ...]:
+    """A list of actions as text (``steps``, ``steps_from.X``); CatalogueError otherwise."""
+    if not isinstance(listed, list):
+        raise CatalogueError(f"{where} must be a list of actions")
+    try:
+        return tuple(parse_action(text, where) for text in listed)
+    except (TraceError, AttributeError) as exc:
+        raise CatalogueError(str(exc)) from None
 
 
 # ------------------------------------------------------------------ running
