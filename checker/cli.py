@@ -36,6 +36,7 @@ from model.config import (
     make_config,
     parse_mode,
 )
+from model.interface import Model
 from model.registry import AnyConfig
 from model.releases import COVERED
 from model.tla_config import KAFKA_MODEL, MODEL_NAMES, SPEC_KEYS, SPEC_MODELS, make_spec_config
@@ -266,9 +267,12 @@ def add_search_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("search")
     add_invariant_args(g)
     g.add_argument(
-        "--no-symmetry",
-        action="store_true",
-        help="explore every replica naming separately (symmetry reduction is on by default)",
+        "--symmetry",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="explore one state per renaming of the replicas (default: on for the Kafka "
+        "model; off for the TLA+ spec, whose counts are TLC's without symmetry; with it, "
+        "the count is the number of orbits)",
     )
     add_limit_args(g, max_states_help="stop after N distinct states")
     g.add_argument("--json", action="store_true", help="print one JSON object on stdout")
@@ -437,3 +441,8 @@ if __name__ == "__main__":
     code = main()
     _forget_caught_interrupts()
     sys.exit(code)
+
+
+def symmetry_on(args: argparse.Namespace, model: Model) -> bool:
+    """--symmetry / --no-symmetry if given, else the model's default."""
+    return model.default_symmetry if args.symmetry is None else args.symmetry

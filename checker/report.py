@@ -11,7 +11,6 @@ from urllib.parse import quote
 
 from checker.bfs import SearchResult, Violation
 from invariants import Invariant
-from model.config import Config
 from traces.text import describe_action
 
 
@@ -67,7 +66,7 @@ def to_json(
         else None,
         "model": getattr(config, "model", "kafka"),
         "mode": getattr(config, "mode", None),  # the Kafka release; None for the spec
-        "symmetry": symmetry and isinstance(config, Config),
+        "symmetry": symmetry,
         "fingerprint_collision_probability": result.collision_probability,
         "config": config.to_dict(),
         "invariants": verdicts(result, invariants),

@@ -31,8 +31,11 @@ class Model(Protocol):
         """The state ``action`` leads to; only called with an enabled action."""
         ...
 
+    # Whether a search reduces by symmetry unless the user says otherwise.
+    default_symmetry: bool
+
     def representative(self, state: Hashable) -> Hashable:
-        """A member of ``state``'s symmetry class (``state`` itself without symmetry)."""
+        """A member of ``state``'s symmetry class, used when the search reduces by symmetry."""
         ...
 
     def action_params(self, action: Action) -> dict[str, int]:
@@ -44,3 +47,4 @@ def successors(model: Model, state: Hashable) -> Iterator[tuple[Action, Hashable
     """Every (action, next state) pair from ``state``."""
     for action in model.actions(state):
         yield action, model.next_state(state, action)
+

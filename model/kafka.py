@@ -151,8 +151,10 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
             )
         ]
 
-    # Replicas are interchangeable: see model.symmetry.
+    # Replicas are interchangeable: see model.symmetry.  The reduction is on unless
+    # the user turns it off (--no-symmetry).
     representative = staticmethod(representative)
+    default_symmetry = True
 
     def action_kinds(self) -> tuple[str, ...]:
         """The action names this configuration can ever take (coverage reports name only these)."""

@@ -30,6 +30,7 @@ Encoding of the spec's variables (a bijection on reachable states):
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -182,6 +183,19 @@ class TlaKafkaSpec:
             tuple(r for r in self.ids if mask >> r & 1) for mask in range(1 << replicas)
         )
         self.kip320 = variant == "kip320"
+        # Symmetry: every renaming of the replicas, with its maps of a replica id
+        # (NONE, -1, stays NONE: the last entry) and of an ISR mask.
+        self.renamings = tuple(itertools.permutations(self.ids))
+        self._position = {}
+        self._mask_map = {}
+        for order in self.renamings:
+            position = [NONE] * (replicas + 1)
+            for new, old in enumerate(order):
+                position[old] = new
+            self._position[order] = tuple(position)
+            self._mask_map[order] = tuple(
+                sum(1 << position[r] for r in self.members[m]) for m in range(1 << replicas)
+            )
         self._truncation_offset = {
             "hw": self._offset_hw,
             "kip101": self._offset_kip101,
@@ -226,9 +240,52 @@ class TlaKafkaSpec:
             )
         ]
 
+    # TLC's counts (the issue's table) are without symmetry: the CLI turns it on on request.
+    default_symmetry = False
+
     def representative(self, state: TlaState) -> TlaState:
-        """No symmetry reduction: TLC's counts are without it."""
-        return state
+        """The orbit's canonical member under ``Permutations(Replicas)``: the least renaming.
+
+        This is TLC's ``SYMMETRY`` reduction made exact: every state of an orbit maps
+        to the same member, so the distinct count is the number of orbits.  Replicas
+        appear in the logs' and states' order, in the ``leader`` fields and in the
+        ISR masks; record ids and epochs are not replica names and stay.
+        """
+        # Only renamings that list the replicas in order of what they hold (their own
+        # log, HW and epoch, and their place in the quorum: facts no renaming changes)
+        # can give the least member, so only those are built: one, unless two replicas
+        # hold the same.  The choice depends on the orbit alone, so the result is exact.
+        logs, states, q = state.replica_log, state.replica_state, state.quorum_state
+        keys = [
+            (logs[r], states[r].hw, states[r].leader_epoch, q.leader == r, q.isr >> r & 1)
+            for r in self.ids
+        ]
+        order = tuple(sorted(self.ids, key=keys.__getitem__))
+        if all(keys[a] < keys[b] for a, b in itertools.pairwise(order)):
+            return state if order == self.ids else self._rename(state, order)
+        ranked = [keys[r] for r in order]
+        return min(
+            self._rename(state, other)
+            for other in self.renamings
+            if [keys[r] for r in other] == ranked
+        )
+
+    def _rename(self, s: TlaState, order: tuple[int, ...]) -> TlaState:
+        """``s`` with replica ``order[p]`` renamed ``p``."""
+        position, mask = self._position[order], self._mask_map[order]
+        logs, states, q = s.replica_log, s.replica_state, s.quorum_state
+        return TlaState(
+            tuple(logs[old] for old in order),
+            tuple(
+                ReplicaState(r.hw, r.leader_epoch, position[r.leader], mask[r.isr])
+                for r in (states[old] for old in order)
+            ),
+            s.next_record_id,
+            s.next_leader_epoch,
+            tuple((position[leader], mask[isr]) for leader, isr in s.leader_and_isr_requests),
+            QuorumState(q.leader_epoch, position[q.leader], mask[q.isr]),
+            s.constants,
+        )
 
     def action_kinds(self) -> tuple[str, ...]:
         """The disjuncts of this variant's ``Next``, in the spec's order."""

@@ -23,6 +23,16 @@ def test_check_counts_the_states_tlc_counts(capsys):
     assert set(doc["invariants"]) == {"type-ok", "weak-isr", "strong-isr"}  # the defaults
 
 
+def test_symmetry_counts_orbits_on_request(capsys):
+    """Off by default for the spec (TLC's counts); --symmetry counts one state per orbit:
+    28,939 states are 14,470 orbits (only the initial state is its own mirror image)."""
+    code, out, _ = run(capsys, "check", "--model", "tla-kip320", "--symmetry", "--quiet", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["symmetry"] is True and doc["distinct_states"] == 14_470
+    code, out, _ = run(capsys, "check", "--model", "tla-kip320", "--quiet")
+    assert code == 0 and "no symmetry: the spec's states, as TLC counts them" in out
+
+
 def test_a_counterexample_is_written_and_replays(capsys, tmp_path):
     trace = tmp_path / "weak.itf.json"
     argv = ["check", "--model", "tla-hw", "--replicas", "3", "--invariant", "weak-isr"]

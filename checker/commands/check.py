@@ -19,6 +19,7 @@ from checker.cli import (
     model_config_from_args,
     positive_int,
     progress_printer,
+    symmetry_on,
 )
 from checker.parallel_bfs import parallel_bfs
 from checker.report import cell, result_word, table, to_json
@@ -64,11 +65,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 def search(config: AnyConfig, args: argparse.Namespace, label: str = "") -> SearchResult:
     """Run the BFS the way the search flags ask (``compare`` runs one process per search:
     parallel_bfs with one worker is bfs)."""
+    model = build_model(config)
     return parallel_bfs(
-        build_model(config),
+        model,
         select(args.invariant, registry(config)),
         workers=getattr(args, "workers", 1),
-        symmetry=not args.no_symmetry,
+        symmetry=symmetry_on(args, model),
         max_states=args.max_states,
         time_limit=args.timeout,
         memory_limit=args.memory,
@@ -76,10 +78,12 @@ def search(config: AnyConfig, args: argparse.Namespace, label: str = "") -> Sear
     )
 
 
-def symmetry_note(config: AnyConfig, args: argparse.Namespace) -> str:
-    if not isinstance(config, Config):
-        return "no symmetry: the spec's states, as TLC counts them"
-    return f"symmetry {'off' if args.no_symmetry else 'on'}"
+def symmetry_note(config: AnyConfig, symmetry: bool) -> str:
+    if isinstance(config, Config):
+        return f"symmetry {'on' if symmetry else 'off'}"
+    if symmetry:
+        return "symmetry on: one state per orbit under Permutations(Replicas)"
+    return "no symmetry: the spec's states, as TLC counts them"
 
 
 def status_note(result: SearchResult) -> str | None:
@@ -107,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
     if args.trace_out:
         check_writable(args.trace_out, "--trace-out")
     result = search(config, args)
+    symmetry = symmetry_on(args, build_model(config))
     first = next(iter(result.violations.values()), None)
     if first is not None and args.trace_out:
         steps = [(step.action, step.state) for step in first.trace]
@@ -114,9 +119,7 @@ def run(args: argparse.Namespace) -> int:
         write_itf(args.trace_out, document)
 
     if args.json:
-        doc = to_json(
-            config, result, invariants, symmetry=not args.no_symmetry, trace_out=args.trace_out
-        )
+        doc = to_json(config, result, invariants, symmetry=symmetry, trace_out=args.trace_out)
         print(json.dumps(doc, indent=2))
         return exit_code(result)
 
@@ -124,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"replcheck check: {config.describe()}")
     print(
         f"explored {result.distinct_states:,} distinct states, depth {result.depth}, "
-        f"in {result.seconds:.1f} s ({rate:,.0f} states/s; {symmetry_note(config, args)})"
+        f"in {result.seconds:.1f} s ({rate:,.0f} states/s; {symmetry_note(config, symmetry)})"
     )
     note = status_note(result)
     if note:

@@ -152,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
             "not_run": not_run,
             "config": {k: v for k, v in configs[modes[0]].to_dict().items() if k != "mode"},
             "results": {
-                m: to_json(configs[m], results[m], invariants, symmetry=not args.no_symmetry)
+                m: to_json(configs[m], results[m], invariants, symmetry=args.symmetry is not False)
                 for m in done
             },
             "table": {r: {m: cell(results[m], r) for m in done} for r in rows},
