@@ -113,7 +113,7 @@ def bfs(
     model: Model,
     invariants: Sequence[Invariant],
     *,
-    symmetry: bool = True,
+    symmetry: bool | None = None,
     max_states: int | None = None,
     time_limit: float | None = None,
     memory_limit: int | None = None,
@@ -127,6 +127,8 @@ def bfs(
     for each invariant.  ``time_limit`` (seconds) and ``memory_limit`` (bytes of
     peak resident memory) stop the search cleanly with what it found so far.
     """
+    if symmetry is None:  # the model's choice (Kafka: on; the TLA+ spec: off, as TLC)
+        symmetry = model.default_symmetry
     canon = model.representative if symmetry else _same
     start = time.monotonic()
     visited = VisitedTable()

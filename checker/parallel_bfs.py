@@ -84,7 +84,7 @@ def parallel_bfs(
     invariants: Sequence[Invariant],
     *,
     workers: int,
-    symmetry: bool = True,
+    symmetry: bool | None = None,
     max_states: int | None = None,
     time_limit: float | None = None,
     memory_limit: int | None = None,
@@ -114,6 +114,8 @@ def parallel_bfs(
             progress_every=progress_every,
         )
     invariants = tuple(invariants)
+    if symmetry is None:  # the model's choice (Kafka: on; the TLA+ spec: off, as TLC)
+        symmetry = model.default_symmetry
     canon = model.representative if symmetry else _same
     start = time.monotonic()
     found: dict[int, tuple[int, str]] = {}  # invariant index -> (fingerprint, message)
