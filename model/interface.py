@@ -48,3 +48,48 @@ def successors(model: Model, state: Hashable) -> Iterator[tuple[Action, Hashable
     for action in model.actions(state):
         yield action, model.next_state(state, action)
 
+
+class SymbolicModel(Protocol):
+    """What ``replcheck prove`` needs: the same transition system as z3 terms.
+
+    A symbolic state is whatever the model chooses (typically a tuple of z3
+    terms, one per variable); the engine only passes it back.  Action instances
+    have concrete args, so the transition relation is a disjunction of
+    ``guard(s, a) and t == effect(s, a)`` over :meth:`instances`.
+    """
+
+    def fresh(self, tag: str) -> object:
+        """A symbolic state of fresh z3 constants whose names carry ``tag``."""
+        ...
+
+    def domain(self, s: object) -> object:
+        """Every variable of ``s`` within the range the explicit model's states use."""
+        ...
+
+    def init(self, s: object) -> object:
+        """``s`` is one of the explicit model's initial states."""
+        ...
+
+    def instances(self) -> list[Action]:
+        """Every action, with concrete args, that can be enabled in some state."""
+        ...
+
+    def guard(self, s: object, action: Action) -> object:
+        """``action`` is enabled in ``s`` (a z3 BoolRef)."""
+        ...
+
+    def effect(self, s: object, action: Action) -> object:
+        """The symbolic state ``action`` leads to from ``s`` (meaningful where the guard holds)."""
+        ...
+
+    def same(self, s: object, t: object) -> object:
+        """``s`` and ``t`` are the same state (a z3 BoolRef)."""
+        ...
+
+    def encode(self, state: Hashable) -> object:
+        """A concrete explicit state as a symbolic state of z3 values."""
+        ...
+
+    def decode(self, solution: object, s: object) -> Hashable:
+        """The explicit state ``s`` stands for in the z3 model ``solution``."""
+        ...

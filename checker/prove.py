@@ -1,0 +1,343 @@
+"""Symbolic checking with z3: bounded model checking and k-induction.
+
+The model comes twice, as one transition system: explicitly (:class:`Model`,
+the source of truth) and as z3 terms (:class:`SymbolicModel`).  The engine knows
+neither which model it runs nor how its states are encoded.
+
+* **BMC** unrolls the transition relation from the initial states one step at a
+  time, in one incremental solver, and asks at each depth whether some
+  invariant can be false there.  ``unsat`` clears the depth for every
+  interleaving; ``sat`` is turned into the shortest counterexample: z3's action
+  choices are replayed through the explicit model, which must reach the very
+  states z3 found (anything else is a bug in the encoding, reported as such).
+* **k-induction** proves a property for every depth: if it holds in k
+  consecutive states it holds in the next, from any state of the model's
+  domain, not only reachable ones.  Properties that are true but not inductive
+  need strengthening lemmas (named predicates the model declares); they are
+  proved together with the property, so each lemma is itself checked.  When the
+  step fails, its states are a counterexample to induction (CTI) for the user
+  to read.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+
+import z3
+
+from checker.bfs import Step, Violation
+from model.interface import Action, Model, SymbolicModel
+
+# A named predicate over symbolic states: an invariant or a lemma.
+Predicate = Callable[[object], z3.BoolRef]
+
+
+class EncodingMismatch(RuntimeError):
+    """z3 found an execution the explicit model does not take: the encoding is wrong."""
+
+
+@dataclass(frozen=True)
+class Property:
+    """What prove checks: an id, its z3 form, and the explicit check that explains a
+    violation in words (``None`` when the state satisfies it)."""
+
+    id: str
+    holds: Predicate
+    explain: Callable[[Hashable], str | None]
+
+
+@dataclass(frozen=True)
+class Lemma:
+    """A strengthening lemma: a property the model's author believes inductive together
+    with the invariants, and which is proved along with them."""
+
+    id: str
+    doc: str
+    holds: Predicate
+
+
+@dataclass
+class DepthReport:
+    depth: int
+    seconds: float  # solver time at this depth
+    result: str  # "clear", "violated", "unknown"
+
+
+@dataclass
+class BmcResult:
+    """``status``: ``complete`` (every depth up to the bound was settled),
+    ``all-violated``, ``timeout``, ``interrupted`` or ``unknown`` (z3 gave up)."""
+
+    status: str
+    max_depth: int
+    # Every invariant not in ``violations`` holds in every execution of at most this
+    # many steps (-1: not even the initial states were settled).
+    cleared: int
+    seconds: float
+    violations: dict[str, Violation] = field(default_factory=dict)
+    depths: list[DepthReport] = field(default_factory=list)
+
+
+@dataclass
+class InductionResult:
+    """``status``: ``proved`` (at ``k``), ``violated`` (the base case found a real
+    counterexample), ``cti`` (the step still fails at the largest k tried),
+    ``timeout``, ``interrupted`` or ``unknown``."""
+
+    status: str
+    k: int
+    seconds: float
+    properties: tuple[str, ...]
+    lemmas: tuple[str, ...]
+    violation: Violation | None = None
+    # The counterexample to induction: k states satisfying every property, then one
+    # that breaks ``cti_broken``; each state as the explicit model's state.
+    cti: list[Hashable] = field(default_factory=list)
+    cti_actions: list[Action] = field(default_factory=list)
+    cti_broken: tuple[str, ...] = ()
+    # Known properties (invariants or lemmas not in use) false somewhere in the CTI's
+    # first k states: each, if it holds, would rule this CTI out.
+    suggestions: tuple[str, ...] = ()
+
+
+class _Unrolling:
+    """States s_0, s_1, ... of one solver, with the action chosen at each step."""
+
+    def __init__(self, model: SymbolicModel, solver: z3.Solver, tag: str) -> None:
+        self.model = model
+        self.solver = solver
+        self.tag = tag
+        self.instances = model.instances()
+        self.states: list[object] = []
+        self.choices: list[z3.ArithRef] = []
+
+    def add_state(self) -> object:
+        s = self.model.fresh(f"{self.tag}{len(self.states)}")
+        if self.states:
+            self.solver.add(self._transition(self.states[-1], s))
+        self.states.append(s)
+        return s
+
+    def _transition(self, s: object, t: object) -> z3.BoolRef:
+        """One step: the chosen instance is enabled in s and t is its successor."""
+        choice = z3.Int(f"{self.tag}action{len(self.choices)}")
+        self.choices.append(choice)
+        m = self.model
+        return z3.Or(
+            [
+                z3.And(choice == i, m.guard(s, a), m.same(t, m.effect(s, a)))
+                for i, a in enumerate(self.instances)
+            ]
+        )
+
+    def actions(self, solution: z3.ModelRef) -> list[Action]:
+        return [self.instances[solution.eval(c).as_long()] for c in self.choices]
+
+
+def _check(solver: z3.Solver, deadline: float | None) -> z3.CheckSatResult:
+    if deadline is not None:
+        left_ms = int((deadline - time.monotonic()) * 1000)
+        if left_ms <= 0:
+            return z3.unknown
+        solver.set("timeout", left_ms)
+    return solver.check()
+
+
+def _is_false(solution: z3.ModelRef, formula: z3.BoolRef) -> bool:
+    return z3.is_false(solution.eval(formula, model_completion=True))
+
+
+def replay(
+    explicit: Model, symbolic: SymbolicModel, solution: z3.ModelRef, unrolling: _Unrolling
+) -> list[Step]:
+    """z3's execution, re-run through the explicit model; it must reach z3's states."""
+    states = [symbolic.decode(solution, s) for s in unrolling.states]
+    actions = unrolling.actions(solution)
+    if states[0] not in explicit.init_states():
+        raise EncodingMismatch(f"z3's initial state is not the model's: {states[0]}")
+    steps = [Step(None, states[0])]
+    for i, action in enumerate(actions):
+        here = steps[-1].state
+        if action not in set(explicit.actions(here)):
+            raise EncodingMismatch(f"step {i + 1}: {action} is not enabled in {here}")
+        after = explicit.next_state(here, action)
+        if after != states[i + 1]:
+            raise EncodingMismatch(
+                f"step {i + 1}: {action} leads to {after}, z3 says {states[i + 1]}"
+            )
+        steps.append(Step(action, after))
+    return steps
+
+
+def bmc(
+    explicit: Model,
+    symbolic: SymbolicModel,
+    properties: Sequence[Property],
+    max_depth: int,
+    *,
+    time_limit: float | None = None,
+    on_depth: Callable[[DepthReport], None] | None = None,
+) -> BmcResult:
+    """Every execution of up to ``max_depth`` steps, depth by depth: the first depth at
+    which each property can fail, with a replayed counterexample of that length."""
+    start = time.monotonic()
+    deadline = start + time_limit if time_limit is not None else None
+    solver = z3.Solver()
+    run = _Unrolling(symbolic, solver, "s")
+    solver.add(symbolic.init(run.add_state()))
+    result = BmcResult("complete", max_depth, -1, 0.0)
+    remaining = list(properties)
+    try:
+        for depth in range(max_depth + 1):
+            if depth:
+                run.add_state()
+            here = run.states[-1]
+            t0 = time.monotonic()
+            verdict = "clear"
+            while remaining:
+                solver.push()
+                solver.add(z3.Or([z3.Not(p.holds(here)) for p in remaining]))
+                answer = _check(solver, deadline)
+                if answer == z3.sat:
+                    solution = solver.model()
+                    trace = replay(explicit, symbolic, solution, run)
+                    broken = [p for p in remaining if _is_false(solution, p.holds(here))]
+                    for p in broken:
+                        message = p.explain(trace[-1].state) or "(no explanation)"
+                        result.violations[p.id] = Violation(p.id, message, trace)
+                    remaining = [p for p in remaining if p not in broken]
+                    verdict = "violated"
+                solver.pop()
+                if answer == z3.unsat:
+                    break
+                if answer == z3.unknown:
+                    verdict = "unknown"
+                    timed_out = deadline is not None and time.monotonic() >= deadline
+                    result.status = "timeout" if timed_out else "unknown"
+                    break
+            report = DepthReport(depth, time.monotonic() - t0, verdict)
+            result.depths.append(report)
+            if on_depth:
+                on_depth(report)
+            if verdict == "unknown":
+                break
+            # The properties still unbroken hold up to here; once every one is broken,
+            # what is known is that none broke before this depth.
+            result.cleared = depth if remaining else depth - 1
+            if not remaining:
+                result.status = "all-violated"
+                break
+    except KeyboardInterrupt:
+        result.status = "interrupted"
+    except z3.Z3Exception as e:  # z3 turns Ctrl-C inside check() into "canceled"
+        if "cancel" not in str(e):
+            raise
+        result.status = "interrupted"
+    result.seconds = time.monotonic() - start
+    return result
+
+
+def k_induction(
+    explicit: Model,
+    symbolic: SymbolicModel,
+    properties: Sequence[Property],
+    lemmas: Sequence[Lemma],
+    max_k: int,
+    *,
+    candidates: Sequence[Property | Lemma] = (),
+    time_limit: float | None = None,
+    on_step: Callable[[str, int, float], None] | None = None,
+) -> InductionResult:
+    """Prove ``properties`` and ``lemmas`` together for every depth, by k-induction with
+    k = 1 .. ``max_k``.  ``candidates`` are other known predicates, offered as lemma
+    suggestions when a CTI violates them."""
+    start = time.monotonic()
+    deadline = start + time_limit if time_limit is not None else None
+    everything: list[Property | Lemma] = [*properties, *lemmas]
+    result = InductionResult(
+        "cti", 0, 0.0, tuple(p.id for p in properties), tuple(lem.id for lem in lemmas)
+    )
+
+    def holds(s: object) -> z3.BoolRef:
+        return z3.And([p.holds(s) for p in everything])
+
+    # Base case: no execution of fewer than k steps breaks any of them.  One BMC run,
+    # deepened as k grows (the lemmas are checked here like the invariants).
+    base_solver = z3.Solver()
+    base = _Unrolling(symbolic, base_solver, "b")
+    base_solver.add(symbolic.init(base.add_state()))
+    try:
+        for k in range(1, max_k + 1):
+            result.k = k
+            t0 = time.monotonic()
+            if k > 1:
+                base.add_state()
+            base_solver.push()
+            base_solver.add(z3.Not(holds(base.states[-1])))
+            answer = _check(base_solver, deadline)
+            if answer == z3.sat:
+                solution = base_solver.model()
+                trace = replay(explicit, symbolic, solution, base)
+                broken = [p for p in everything if _is_false(solution, p.holds(base.states[-1]))]
+                first = broken[0]
+                explain = getattr(first, "explain", None)
+                message = (explain and explain(trace[-1].state)) or f"lemma {first.id} is false"
+                result.violation = Violation(first.id, message, trace)
+                result.status = "violated"
+                break
+            base_solver.pop()
+            if answer == z3.unknown:
+                result.status = (
+                    "timeout" if deadline and time.monotonic() >= deadline else "unknown"
+                )
+                break
+            if on_step:
+                on_step("base", k, time.monotonic() - t0)
+
+            # Step: k states of the domain where everything holds, all different (a
+            # simple path), then a step to a state where something fails.
+            t0 = time.monotonic()
+            solver = z3.Solver()
+            path = _Unrolling(symbolic, solver, f"k{k}_")
+            for _ in range(k + 1):
+                s = path.add_state()
+                solver.add(symbolic.domain(s))
+            for i, s in enumerate(path.states[:-1]):
+                solver.add(holds(s))
+                for t in path.states[i + 1 : -1]:
+                    solver.add(z3.Not(symbolic.same(s, t)))
+            last = path.states[-1]
+            solver.add(z3.Not(holds(last)))
+            answer = _check(solver, deadline)
+            if on_step:
+                on_step("step", k, time.monotonic() - t0)
+            if answer == z3.unsat:
+                result.status = "proved"
+                break
+            if answer == z3.unknown:
+                result.status = (
+                    "timeout" if deadline and time.monotonic() >= deadline else "unknown"
+                )
+                break
+            solution = solver.model()
+            result.cti = [symbolic.decode(solution, s) for s in path.states]
+            result.cti_actions = path.actions(solution)
+            result.cti_broken = tuple(
+                p.id for p in everything if _is_false(solution, p.holds(last))
+            )
+            result.suggestions = tuple(
+                c.id
+                for c in candidates
+                if c.id not in {p.id for p in everything}
+                and any(_is_false(solution, c.holds(s)) for s in path.states[:-1])
+            )
+    except KeyboardInterrupt:
+        result.status = "interrupted"
+    except z3.Z3Exception as e:
+        if "cancel" not in str(e):
+            raise
+        result.status = "interrupted"
+    result.seconds = time.monotonic() - start
+    return result
