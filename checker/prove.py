@@ -103,7 +103,15 @@ class InductionResult:
 
 
 class _Unrolling:
-    """States s_0, s_1, ... of one solver, with the action chosen at each step."""
+    """States s_0, s_1, ... of one solver, with the action chosen at each step.
+
+    Each step is encoded as a function, not as a disjunction of whole-state
+    equalities: one Bool per action instance, exactly one of them true, its guard
+    holds, and each variable of the next state is an if-then-else over the
+    instances that change it (the others keep it).  On the Kafka model that is
+    about a third faster than the disjunction, which repeats every unchanged
+    variable in every instance.
+    """
 
     def __init__(self, model: SymbolicModel, solver: z3.Solver, tag: str) -> None:
         self.model = model
@@ -111,7 +119,7 @@ class _Unrolling:
         self.tag = tag
         self.instances = model.instances()
         self.states: list[object] = []
-        self.choices: list[z3.ArithRef] = []
+        self.choices: list[list[z3.BoolRef]] = []
 
     def add_state(self) -> object:
         s = self.model.fresh(f"{self.tag}{len(self.states)}")
@@ -121,19 +129,38 @@ class _Unrolling:
         return s
 
     def _transition(self, s: object, t: object) -> z3.BoolRef:
-        """One step: the chosen instance is enabled in s and t is its successor."""
-        choice = z3.Int(f"{self.tag}action{len(self.choices)}")
-        self.choices.append(choice)
         m = self.model
-        return z3.Or(
-            [
-                z3.And(choice == i, m.guard(s, a), m.same(t, m.effect(s, a)))
-                for i, a in enumerate(self.instances)
-            ]
-        )
+        step = len(self.choices)
+        chosen = [z3.Bool(f"{self.tag}do{step}_{i}") for i in range(len(self.instances))]
+        self.choices.append(chosen)
+        before = m.variables(s)
+        effects = [m.variables(m.effect(s, a)) for a in self.instances]
+        parts = [z3.PbEq([(c, 1) for c in chosen], 1)]
+        parts += [z3.Implies(c, m.guard(s, a)) for c, a in zip(chosen, self.instances, strict=True)]
+        for j, (old, new) in enumerate(zip(before, m.variables(t), strict=True)):
+            value = old
+            for c, effect in zip(reversed(chosen), reversed(effects), strict=True):
+                if not effect[j].eq(old):
+                    value = z3.If(c, effect[j], value)
+            parts.append(new == value)
+        return z3.And(parts)
 
     def actions(self, solution: z3.ModelRef) -> list[Action]:
-        return [self.instances[solution.eval(c).as_long()] for c in self.choices]
+        out = []
+        for chosen in self.choices:
+            picked = [i for i, c in enumerate(chosen) if z3.is_true(solution.eval(c))]
+            out.append(self.instances[picked[0]])
+        return out
+
+
+def _solver(model: SymbolicModel) -> z3.Solver:
+    """An incremental SAT solver (QF_FD: bit-blasting) when every variable is a Bool
+    or a bit-vector, which was several times faster than z3's SMT core on the Kafka
+    model; the general solver otherwise (Ints)."""
+    sample = model.variables(model.fresh("_probe"))
+    if all(z3.is_bool(v) or z3.is_bv(v) for v in sample):
+        return z3.SolverFor("QF_FD")
+    return z3.Solver()
 
 
 def _check(solver: z3.Solver, deadline: float | None) -> z3.CheckSatResult:
@@ -184,7 +211,7 @@ def bmc(
     which each property can fail, with a replayed counterexample of that length."""
     start = time.monotonic()
     deadline = start + time_limit if time_limit is not None else None
-    solver = z3.Solver()
+    solver = _solver(symbolic)
     run = _Unrolling(symbolic, solver, "s")
     solver.add(symbolic.init(run.add_state()))
     result = BmcResult("complete", max_depth, -1, 0.0)
@@ -265,7 +292,7 @@ def k_induction(
 
     # Base case: no execution of fewer than k steps breaks any of them.  One BMC run,
     # deepened as k grows (the lemmas are checked here like the invariants).
-    base_solver = z3.Solver()
+    base_solver = _solver(symbolic)
     base = _Unrolling(symbolic, base_solver, "b")
     base_solver.add(symbolic.init(base.add_state()))
     try:
@@ -299,7 +326,7 @@ def k_induction(
             # Step: k states of the domain where everything holds, all different (a
             # simple path), then a step to a state where something fails.
             t0 = time.monotonic()
-            solver = z3.Solver()
+            solver = _solver(symbolic)
             path = _Unrolling(symbolic, solver, f"k{k}_")
             for _ in range(k + 1):
                 s = path.add_state()

@@ -82,6 +82,10 @@ class SymbolicModel(Protocol):
         """The symbolic state ``action`` leads to from ``s`` (meaningful where the guard holds)."""
         ...
 
+    def variables(self, s: object) -> list:
+        """Every z3 term of ``s`` (and of an ``effect``), in one fixed order."""
+        ...
+
     def same(self, s: object, t: object) -> object:
         """``s`` and ``t`` are the same state (a z3 BoolRef)."""
         ...

@@ -77,6 +77,9 @@ class SymbolicCounters:
             return s[0] + 1, s[1] + 1
         return s[0], s[1] + (2 if self.wrong else 3)
 
+    def variables(self, s):
+        return list(s)
+
     def same(self, s, t):
         return z3.And(s[0] == t[0], s[1] == t[1])
 
