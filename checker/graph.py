@@ -1,17 +1,20 @@
 """The reachable state graph of a small configuration, as a networkx MultiDiGraph.
 
 Nodes are states (numbered in BFS order, 0 the initial state) with their
-invariant verdicts; edges are actions.  Once the graph is built, networkx makes
-a few questions cheap: deadlocks, shortest paths to violations, and the states
-from which no violation is reachable any more.
+invariant verdicts; edges are actions.  Any model will do (the Kafka model, the
+TLA+ spec): the labels come from functions the caller passes, by default the
+state's fields and the action's parameters as the model names them.  Once the
+graph is built, networkx makes a few questions cheap: deadlocks, shortest paths
+to violations, and the states from which no violation is reachable any more.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +22,9 @@ import networkx as nx
 
 from checker.bfs import peak_memory_bytes
 from invariants import Invariant
-from model.kafka import KafkaReplication
+from model.interface import Action, Model
 from model.state import State
-from traces.text import controller_cell, describe_action, replica_cell
+from traces.text import controller_cell, replica_cell
 
 FORMATS = (".graphml", ".dot", ".json")
 
@@ -53,25 +56,40 @@ class GraphMemory(GraphIncomplete):
 @dataclass
 class StateGraph:
     graph: nx.MultiDiGraph
-    states: list[State]  # node id -> state
+    states: list[Hashable]  # node id -> state
     invariants: Sequence[Invariant]
     violating: dict[str, list[int]] = field(default_factory=dict)  # invariant -> nodes
 
 
 def state_label(s: State) -> str:
+    """A Kafka model state: the controller, then each replica."""
     cells = [f"r{i}: {replica_cell(i, r, s)}" for i, r in enumerate(s.replicas)]
     return " | ".join([f"ctrl {controller_cell(s)}", *cells])
 
 
+def plain_state_label(s: Hashable) -> str:
+    """Any model's state: its fields (a named tuple's), else its repr."""
+    fields = getattr(s, "_fields", None)
+    if fields is None:
+        return repr(s)
+    return " | ".join(f"{name}={value!r}" for name, value in zip(fields, s, strict=True))
+
+
 def build_graph(
-    model: KafkaReplication,
+    model: Model,
     invariants: Sequence[Invariant],
     max_states: int,
     symmetry: bool = False,
     time_limit: float | None = None,
     memory_limit: int | None = None,
+    *,
+    label: Callable[[Hashable], str] = plain_state_label,
+    describe: Callable[[Action], str] | None = None,
 ) -> StateGraph:
     """Every reachable state (up to symmetry if asked) and every transition between them.
+
+    ``label`` names a node's state and ``describe`` an edge's action (default: the
+    action's parameters by the names ``model.action_params`` gives them).
 
     Raises TooManyStates as soon as more than ``max_states`` states are found,
     GraphTimeout once ``time_limit`` seconds have passed and GraphMemory once the
@@ -80,12 +98,14 @@ def build_graph(
     """
     deadline = time.monotonic() + time_limit if time_limit is not None else None
     canon = model.representative if symmetry else (lambda s: s)
+    if describe is None:
+        describe = partial(describe_plain, model)
     graph = nx.MultiDiGraph()
-    ids: dict[State, int] = {}
-    states: list[State] = []
+    ids: dict[Hashable, int] = {}
+    states: list[Hashable] = []
     result = StateGraph(graph, states, invariants, {inv.id: [] for inv in invariants})
 
-    def add(state: State, depth: int) -> int:
+    def add(state: Hashable, depth: int) -> int:
         node = ids.get(state)
         if node is not None:
             return node
@@ -98,7 +118,7 @@ def build_graph(
             result.violating[inv_id].append(node)
         graph.add_node(
             node,
-            label=state_label(state),
+            label=label(state),
             depth=depth,
             initial=depth == 0,
             violated=",".join(broken),
@@ -125,11 +145,17 @@ def build_graph(
                 succ = canon(model.next_state(state, action))
                 known = succ in ids
                 target = add(succ, depth)
-                graph.add_edge(node, target, action=describe_action(action), name=action.name)
+                graph.add_edge(node, target, action=describe(action), name=action.name)
                 if not known:
                     next_level.append(target)
         frontier = next_level
     return result
+
+
+def describe_plain(model: Model, action: Action) -> str:
+    """``LeaderWrite(replica=0, id=1, offset=0)``: the parameters as the model names them."""
+    params = ", ".join(f"{k}={v}" for k, v in model.action_params(action).items())
+    return f"{action.name}({params})"
 
 
 @dataclass

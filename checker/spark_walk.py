@@ -2,10 +2,12 @@
 
 The driver splits walk ids ``0..walks-1`` into ``partitions`` contiguous
 ranges; each Spark task runs its range with :func:`checker.walk.run_partition`
-in its own Python worker and returns one compact row per walk (:data:`SCHEMA`).
+in its own Python worker and returns one compact row per walk (:func:`schema`).
 The rows become a DataFrame that is cached once and then aggregated: totals,
 violations per invariant with the shortest violating walk of each, action
-coverage, and ``approx_count_distinct`` over the state fingerprints.
+coverage, and ``approx_count_distinct`` over the state fingerprints.  The job
+runs either model (the Kafka model or the TLA+ spec): the schema's action-count
+columns are the run's model's ``action_kinds()``.
 
 Everything Spark-specific lives here, imported lazily by ``replcheck walk``, so
 the rest of replcheck runs without pyspark or Java.
@@ -34,9 +36,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
-from checker.walk import END_DEADLOCK, END_DEPTH, END_VIOLATION, KINDS, run_partition
-from model.config import Config
+from checker.walk import END_DEADLOCK, END_DEPTH, END_VIOLATION, run_partition
 from model.interface import Action
+from model.registry import AnyConfig, build_model
 
 APP_NAME = "replcheck-walk"
 ENDS = (END_VIOLATION, END_DEPTH, END_DEADLOCK)
@@ -80,8 +82,9 @@ def _spark_types():
     return T
 
 
-def schema():
-    """One row per walk.  ``path`` is set only for violating walks."""
+def schema(kinds: Sequence[str]):
+    """One row per walk, with one action-count column per kind of ``kinds`` (the run's
+    model's).  ``path`` is set only for violating walks."""
     T = _spark_types()
     return T.StructType(
         [
@@ -105,7 +108,7 @@ def schema():
             ),
             T.StructField(
                 "action_counts",
-                T.StructType([T.StructField(k, T.IntegerType(), False) for k in KINDS]),
+                T.StructType([T.StructField(k, T.IntegerType(), False) for k in kinds]),
                 False,
             ),
             T.StructField("fingerprints", T.ArrayType(T.LongType(), False), False),
@@ -608,15 +611,20 @@ def _package_zip(folder: str) -> str:
 
 @dataclass
 class WalkJob:
-    config: Config
+    config: AnyConfig  # the Kafka model's Config or the TLA+ spec's SpecConfig
     walks: int
     depth: int
     seed: int
     partitions: int
     swarm: bool = False
     invariant_ids: Sequence[str] | None = None
-    symmetry: bool = True
+    symmetry: bool | None = None  # None: the model's default_symmetry
     fingerprint_rate: int = 1
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The action kinds the walks count: the schema's action-count columns."""
+        return tuple(build_model(self.config).action_kinds())
 
 
 @dataclass
@@ -633,9 +641,10 @@ class SparkSummary:
     partitions: int
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def never_fired(self, kinds: Sequence[str] = KINDS) -> list[str]:
-        """The action kinds (of ``kinds``: those the configuration can take) no walk took."""
-        return [k for k in kinds if not self.action_counts.get(k)]
+    def never_fired(self, kinds: Sequence[str] | None = None) -> list[str]:
+        """The action kinds (of ``kinds``, default: every kind counted) no walk took."""
+        chosen = self.action_counts if kinds is None else kinds
+        return [k for k in chosen if not self.action_counts.get(k)]
 
 
 STOP_PROPERTY = "replcheck.walk.stop"  # a Spark local property: see walk_job
@@ -683,7 +692,7 @@ def walk_dataframe(spark: Any, job: WalkJob, stop_file: str | None = None) -> An
     sc = spark.sparkContext
     sc.setJobDescription(f"replcheck walk: {walks:,} walks x depth {depth}")
     rdd = sc.parallelize(range(parts), parts).mapPartitionsWithIndex(task)
-    return spark.createDataFrame(rdd, schema(), verifySchema=False)
+    return spark.createDataFrame(rdd, schema(job.kinds), verifySchema=False)
 
 
 class JobFailed(Exception):
@@ -880,11 +889,12 @@ def aggregate(df, job: WalkJob, job_seconds: float = 0.0) -> SparkSummary:
     from pyspark.sql import functions as F
 
     start = time.monotonic()
+    kinds = job.kinds
     totals = df.agg(
         F.count(F.lit(1)).alias("walks"),
         F.coalesce(F.sum("steps"), F.lit(0)).alias("steps"),
         *(F.count(F.when(F.col("end") == end, 1)).alias(f"end_{end}") for end in ENDS),
-        *(F.coalesce(F.sum(f"action_counts.{k}"), F.lit(0)).alias(k) for k in KINDS),
+        *(F.coalesce(F.sum(F.col("action_counts")[k]), F.lit(0)).alias(f"n_{k}") for k in kinds),
     ).first()
     ends = {end: int(totals[f"end_{end}"]) for end in ENDS}
     violating = (
@@ -915,7 +925,7 @@ def aggregate(df, job: WalkJob, job_seconds: float = 0.0) -> SparkSummary:
         ends=ends,
         violations={row["invariant"]: row["n"] for row in violating},
         shortest=shortest,
-        action_counts={k: int(totals[k]) for k in KINDS},
+        action_counts={k: int(totals[f"n_{k}"]) for k in kinds},
         distinct_states_approx=int((distinct or 0) * max(1, job.fingerprint_rate)),
         job_seconds=job_seconds,
         aggregate_seconds=aggregate_seconds,

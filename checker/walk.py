@@ -7,11 +7,19 @@ seed ``S`` draws from its own generator, seeded from ``(S, i)`` alone, so it is
 the same walk whichever process, partition or machine runs it -- that is what
 lets Spark spread walks anywhere and still give reproducible answers.
 
+The walker knows no model: it takes a configuration of either (the Kafka
+model's Config or the TLA+ spec's SpecConfig), builds the model through
+``model.registry``, and counts the kinds ``model.action_kinds()`` names.
+
 With ``swarm`` (swarm testing, Groce et al., ISSTA 2012) each walk first draws
 its own weights over the action kinds: every kind is switched off with
 probability 1/2 and the rest get a random weight, so different walks stress
 different corners (no checkpoints, no fetches, only crashes and elections...).
 A walk whose enabled actions are all switched off picks uniformly among them.
+The weights are drawn over every action name of the model (the registry's
+``action_params``, in its fixed order), not only this configuration's kinds: a
+kind's weight in walk ``i`` of seed ``S`` is then the same in every
+configuration of the model (hw and kip320 switch the same kinds off).
 
 This module has no Spark in it: ``checker.spark_walk`` runs :func:`run_range`
 in Spark tasks, and the benchmark runs it in a plain loop to measure Spark's cost.
@@ -25,13 +33,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checker.bfs import fingerprint
-from invariants import Invariant, select
-from model.config import Config, make_config
+from invariants import Invariant, registry, select
 from model.interface import Action
-from model.kafka import ACTION_PARAMS, KafkaReplication
+from model.registry import AnyConfig, action_params, build_model, config_from_dict
 
-KINDS: tuple[str, ...] = tuple(ACTION_PARAMS)  # action kinds, in a fixed order
-_KIND_INDEX = {name: i for i, name in enumerate(KINDS)}
 SWARM_OFF = 0.5  # chance that a swarm walk switches an action kind off
 
 END_VIOLATION, END_DEPTH, END_DEADLOCK = "violation", "depth", "deadlock"
@@ -49,11 +54,12 @@ class WalkResult:
     invariant: str | None
     message: str | None
     path: list[Action] | None
-    counts: tuple[int, ...]  # how often each kind in KINDS fired
+    counts: tuple[int, ...]  # how often each of ``kinds`` fired
     fingerprints: list[int]  # distinct (sampled) fingerprints of the states it visited
+    kinds: tuple[str, ...] = field(default=(), compare=False, repr=False)  # the walker's kinds
 
     def to_row(self) -> tuple[Any, ...]:
-        """The compact row a Spark task returns (see ``checker.spark_walk.SCHEMA``)."""
+        """The compact row a Spark task returns (see ``checker.spark_walk.schema``)."""
         path = None
         if self.path is not None:
             path = [(a.name, list(a.args)) for a in self.path]
@@ -76,10 +82,10 @@ def walk_rng(seed: int, walk_id: int) -> random.Random:
     return random.Random(f"replcheck-walk:{seed}:{walk_id}")
 
 
-def swarm_weights(rng: random.Random) -> list[float]:
-    """One walk's weights over KINDS: each kind off with probability SWARM_OFF, else (0, 1]."""
+def swarm_weights(rng: random.Random, names: Sequence[str]) -> list[float]:
+    """One walk's weights over ``names``: each off with probability SWARM_OFF, else (0, 1]."""
     weights = []
-    for _ in KINDS:
+    for _ in names:
         off = rng.random() < SWARM_OFF
         w = 1.0 - rng.random()  # (0, 1], drawn either way so the stream stays aligned
         weights.append(0.0 if off else w)
@@ -93,23 +99,36 @@ def sampled(fp: int, rate: int) -> bool:
 
 
 class Walker:
-    """Runs walks of one configuration.  Cheap to build; one per Spark task is fine."""
+    """Runs walks of one configuration (of any model).  Cheap to build; one per Spark task
+    is fine."""
 
     def __init__(
         self,
-        config: Config,
+        config: AnyConfig,
         invariant_ids: Sequence[str] | None = None,
         *,
         depth: int = 100,
         swarm: bool = False,
-        symmetry: bool = True,
+        symmetry: bool | None = None,
         fingerprint_rate: int = 1,
     ):
+        """``symmetry`` (whether fingerprints are of the symmetry-reduced state; the walks
+        are the same either way): None is the model's choice, ``default_symmetry``."""
         self.config = config
-        self.model = KafkaReplication(config)
-        self.invariants: tuple[Invariant, ...] = select(invariant_ids)
+        self.model = build_model(config)
+        self.invariants: tuple[Invariant, ...] = select(invariant_ids, registry(config))
+        self.kinds: tuple[str, ...] = tuple(self.model.action_kinds())  # counted, in this order
+        self._kind_index = {name: i for i, name in enumerate(self.kinds)}
+        # Swarm weights are drawn over every action name of the model (see the module doc).
+        self.weight_names: tuple[str, ...] = tuple(action_params(config))
+        missing = [k for k in self.kinds if k not in self.weight_names]
+        if missing:
+            raise ValueError(f"action kinds without parameters: {', '.join(missing)}")
         self.depth = depth
         self.swarm = swarm
+        if symmetry is None:
+            symmetry = self.model.default_symmetry
+        self.symmetry = symmetry
         self.canon = self.model.representative if symmetry else _same
         self.fingerprint_rate = max(1, fingerprint_rate)
         self.init = self.model.init_states()[0]
@@ -123,11 +142,12 @@ class Walker:
 
     def walk(self, seed: int, walk_id: int) -> WalkResult:
         rng = walk_rng(seed, walk_id)
-        weights = swarm_weights(rng) if self.swarm else None
+        weights = self._weights(rng) if self.swarm else None
         actions, next_state, canon = self.model.actions, self.model.next_state, self.canon
+        kind_index = self._kind_index
         rate = self.fingerprint_rate
         state = self.init
-        counts = [0] * len(KINDS)
+        counts = [0] * len(self.kinds)
         path: list[Action] = []
         seen: set[int] = set()
         fps: list[int] = []
@@ -151,7 +171,7 @@ class Walker:
                     break
                 action = _choose(rng, enabled, weights)
                 state = next_state(state, action)
-                counts[_KIND_INDEX[action.name]] += 1
+                counts[kind_index[action.name]] += 1
                 path.append(action)
                 note(state)
                 found = self._check(state)
@@ -168,7 +188,12 @@ class Walker:
             path if found is not None else None,
             tuple(counts),
             fps,
+            self.kinds,
         )
+
+    def _weights(self, rng: random.Random) -> dict[str, float]:
+        """This walk's swarm weights, by action name."""
+        return dict(zip(self.weight_names, swarm_weights(rng, self.weight_names), strict=True))
 
     def run_range(self, seed: int, start: int, stop: int) -> Iterator[WalkResult]:
         for walk_id in range(start, stop):
@@ -179,10 +204,10 @@ def _same(state: Any) -> Any:
     return state
 
 
-def _choose(rng: random.Random, enabled: list[Action], weights: list[float] | None) -> Action:
+def _choose(rng: random.Random, enabled: list[Action], weights: dict[str, float] | None) -> Action:
     if weights is None:
         return enabled[int(rng.random() * len(enabled))]
-    ws = [weights[_KIND_INDEX[a.name]] for a in enabled]
+    ws = [weights[a.name] for a in enabled]
     total = sum(ws)
     if total <= 0.0:  # every enabled kind is switched off: fall back to uniform
         return enabled[int(rng.random() * len(enabled))]
@@ -209,17 +234,18 @@ def run_partition(
     index: int,
     depth: int,
     swarm: bool,
-    symmetry: bool = True,
+    symmetry: bool | None = None,
     fingerprint_rate: int = 1,
     should_stop: Callable[[], bool] | None = None,
 ) -> Iterator[tuple[Any, ...]]:
-    """One Spark task's work: the rows of its share of the walks.
+    """One Spark task's work: the rows of its share of the walks.  ``config_dict`` is
+    the configuration's ``to_dict()`` (either model's: ``model.registry`` reads it).
 
     ``should_stop`` is asked after every walk: once it says yes (Ctrl-C on the driver)
     the task ends with the walks it has finished, so they are kept and reported.
     """
     walker = Walker(
-        make_config(config_dict),
+        config_from_dict(config_dict),
         invariant_ids,
         depth=depth,
         swarm=swarm,
@@ -247,24 +273,30 @@ class Summary:
     shortest: dict[str, tuple[int, int, list[Action], str]] = field(default_factory=dict)
     # invariant -> (steps, walk id, path, message) of its shortest violating walk (lowest id
     # among equally short ones)
-    action_counts: dict[str, int] = field(default_factory=dict)
+    action_counts: dict[str, int] = field(default_factory=dict)  # per kind of the model
     distinct_states: int = 0  # exact here; approximate in the Spark job
 
-    def never_fired(self, kinds: Sequence[str] = KINDS) -> list[str]:
-        """The action kinds (of ``kinds``: those the configuration can take) no walk took."""
-        return [k for k in kinds if not self.action_counts.get(k)]
+    def never_fired(self, kinds: Sequence[str] | None = None) -> list[str]:
+        """The action kinds (of ``kinds``, default: every kind counted) no walk took."""
+        chosen = self.action_counts if kinds is None else kinds
+        return [k for k in chosen if not self.action_counts.get(k)]
 
 
-def summarize(results: Iterable[WalkResult], fingerprint_rate: int = 1) -> Summary:
-    """Exact plain-Python aggregate (the reference for the Spark aggregation)."""
-    out = Summary(action_counts={k: 0 for k in KINDS})
+def summarize(
+    results: Iterable[WalkResult],
+    fingerprint_rate: int = 1,
+    kinds: Sequence[str] | None = None,
+) -> Summary:
+    """Exact plain-Python aggregate (the reference for the Spark aggregation).  Action
+    counts are per kind of ``kinds`` (a Walker's), or else of the walks' own kinds."""
+    out = Summary(action_counts={k: 0 for k in kinds or ()})
     seen: set[int] = set()
     for r in results:
         out.walks += 1
         out.steps += r.steps
         out.ends[r.end] = out.ends.get(r.end, 0) + 1
-        for kind, n in zip(KINDS, r.counts, strict=True):
-            out.action_counts[kind] += n
+        for kind, n in zip(r.kinds, r.counts, strict=True):
+            out.action_counts[kind] = out.action_counts.get(kind, 0) + n
         seen.update(r.fingerprints)
         if r.invariant is not None:
             out.violations[r.invariant] = out.violations.get(r.invariant, 0) + 1

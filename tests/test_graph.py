@@ -1,4 +1,5 @@
-"""``replcheck graph`` and checker.graph: the reachable state graph agrees with BFS."""
+"""``replcheck graph`` and checker.graph: the reachable state graph agrees with BFS, for the
+Kafka model and for the TLA+ spec."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ nx = pytest.importorskip("networkx", reason="networkx is not installed")
 from checker.bfs import bfs  # noqa: E402
 from checker.cli import main  # noqa: E402
 from checker.graph import build_graph, graph_facts, to_dot  # noqa: E402
-from invariants import INVARIANTS  # noqa: E402
+from invariants import INVARIANTS, TLA_INVARIANTS  # noqa: E402
 from model import KafkaReplication, make_config  # noqa: E402
+from model.interface import Action  # noqa: E402
+from model.tla_config import make_spec_config  # noqa: E402
+from model.tla_spec import ACTION_PARAMS as SPEC_PARAMS  # noqa: E402
 from traces.load import parse_action  # noqa: E402
 from traces.replay import execute  # noqa: E402
 
@@ -115,6 +119,7 @@ def test_dot_escapes_quotes():
         (["--out", "g.dot", "--invariant", "nope"], "unknown invariant 'nope'"),
         (["--out", "missing/g.dot"], "does not exist"),
         (["--out", "g.dot", "--config", "none.toml"], "no such file"),
+        (["--out", "g.dot", "--log-size", "1"], "--log-size: a constant of the TLA+ spec"),
     ],
 )
 def test_bad_input_exit_2(tmp_path, capsys, monkeypatch, extra, expected):
@@ -150,4 +155,80 @@ def test_an_incomplete_graph_in_json(tmp_path, capsys, monkeypatch):
     assert main(["graph", *SMALL_FLAGS, "--out", "g.json", "--max-states", "50", "--json"]) == 3
     doc = json.loads(capsys.readouterr().out)
     assert doc["result"] == "incomplete" and doc["states_built"] == 50 and doc["out"] is None
+    assert list(tmp_path.iterdir()) == []
+
+
+# The HW-truncation spec at small constants: 2,149 states, WeakIsr broken (BFS: 9 states).
+SPEC = {"model": "tla-hw", "log_size": 1, "max_records": 1, "max_leader_epoch": 2}
+SPEC_FLAGS = ["--model", "tla-hw", "--log-size", "1", "--max-records", "1"]
+SPEC_FLAGS += ["--max-leader-epoch", "2"]
+
+
+def _spec_action(text: str) -> Action:
+    """``LeaderWrite(replica=0, id=1, offset=0)`` back into an Action."""
+    name, _, inner = text.rstrip(")").partition("(")
+    named = dict(part.split("=") for part in inner.split(", ") if part)
+    assert tuple(named) == SPEC_PARAMS[name]
+    return Action(name, tuple(int(v) for v in named.values()))
+
+
+@pytest.fixture(scope="module")
+def spec():
+    model = make_spec_config(SPEC).build()
+    sg = build_graph(model, TLA_INVARIANTS, max_states=10_000)
+    return model, sg, graph_facts(sg)
+
+
+def test_the_spec_graph_agrees_with_bfs_and_its_paths_replay(spec):
+    model, sg, facts = spec
+    result = bfs(model, TLA_INVARIANTS, symmetry=False)
+    assert result.status == "complete" and facts.states == result.distinct_states == 2149
+    assert facts.edges == result.transitions
+    assert len(facts.shortest["weak-isr"][1]) == result.violations["weak-isr"].length - 1 == 8
+    for inv in TLA_INVARIANTS:
+        path = facts.shortest[inv.id]
+        if path is None:
+            assert inv.id not in result.violations
+            continue
+        target, texts = path
+        steps = execute(model, [_spec_action(t) for t in texts])
+        assert steps[-1][1] == sg.states[target] and inv(steps[-1][1]) is not None
+    first = sg.graph.nodes[0]
+    assert first["label"].startswith("replica_log=((), ())") and first["initial"]
+
+
+def test_the_command_builds_the_spec_graph(tmp_path, capsys, spec):
+    _, sg, facts = spec
+    out = tmp_path / "spec.dot"
+    assert main(["graph", *SPEC_FLAGS, "--out", str(out)]) == 1  # WeakIsr is broken
+    printed = capsys.readouterr().out
+    assert printed.startswith("replcheck graph: model=tla-hw (KafkaTruncateToHighWatermark.tla)")
+    assert f"{facts.states:,} states, {facts.edges:,} edges" in printed
+    bad = facts.violating["weak-isr"]
+    assert f"weak-isr: {bad} violating state(s); shortest path 8 steps" in printed
+    assert "ControllerElectLeader(new_leader=0)" in printed
+    assert out.read_text().count(" -> ") == facts.edges
+
+    out = tmp_path / "spec.json"
+    argv = ["graph", "--model", "tla-kip320", *SPEC_FLAGS[2:], "--out", str(out)]
+    assert main([*argv, "--json", "--invariant", "weak-isr", "--invariant", "strong-isr"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["config"]["model"] == "tla-kip320" and doc["symmetry"] is False
+    assert set(doc["invariants"]) == {"weak-isr", "strong-isr"}
+    assert main([*argv, "--json", "--symmetry"]) in (0, 1)
+    assert json.loads(capsys.readouterr().out)["states"] < doc["states"]  # orbits
+
+
+@pytest.mark.parametrize(
+    "extra,expected",
+    [
+        (["--records", "1"], "--records: a Kafka model option"),
+        (["--invariant", "hw-le-leo"], "unknown invariant 'hw-le-leo'"),
+    ],
+)
+def test_bad_spec_input_exit_2(tmp_path, capsys, monkeypatch, extra, expected):
+    monkeypatch.chdir(tmp_path)
+    assert main(["graph", *SPEC_FLAGS, "--out", "g.dot", *extra]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1 and expected in captured.err
     assert list(tmp_path.iterdir()) == []

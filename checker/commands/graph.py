@@ -16,15 +16,18 @@ from checker.cli import (
     UsageError,
     add_invariant_args,
     add_model_args,
+    add_model_choice,
     check_writable,
-    config_from_args,
     format_bytes,
     memory_size,
+    model_config_from_args,
     positive_int,
     seconds,
 )
-from invariants import select
-from model.kafka import KafkaReplication
+from invariants import registry, select
+from model.config import Config
+from model.registry import build_model
+from traces.text import describe_action
 
 NAME = "graph"
 ORDER = 50
@@ -42,9 +45,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "shortest path to a violation of each invariant, and the states from which no "
         "violation is reachable.  Exit 0: no state violates a checked invariant; 1: some do; "
         "2: bad input; 3: more states than --max-states or past --timeout (nothing written); "
-        "130: interrupted.",
+        "130: interrupted.  With --model tla-hw (or tla-kip101, tla-kip279, tla-kip320) it "
+        "builds the TLA+ reference spec's graph instead.",
     )
     add_model_args(p)
+    add_model_choice(p)
     g = p.add_argument_group("graph")
     add_invariant_args(g)
     g.add_argument(
@@ -89,19 +94,29 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {args.out}: expected a name ending in {', '.join(FORMATS)}")
     check_writable(args.out, "--out")
     try:  # networkx is imported here so the other commands work without it
-        from checker.graph import GraphIncomplete, build_graph, graph_facts, write_graph
+        from checker.graph import (
+            GraphIncomplete,
+            build_graph,
+            graph_facts,
+            state_label,
+            write_graph,
+        )
     except ImportError:
         raise UsageError("replcheck graph needs networkx (pip install networkx)") from None
-    config = config_from_args(args)
-    invariants = select(args.invariant)
+    config = model_config_from_args(args)
+    invariants = select(args.invariant, registry(config))
+    # The Kafka model's states and actions read better in its own words (r0, e1, ...);
+    # any other model's are labelled by their fields and parameter names.
+    labels = dict(label=state_label, describe=describe_action) if isinstance(config, Config) else {}
     try:
         sg = build_graph(
-            KafkaReplication(config),
+            build_model(config),
             invariants,
             args.max_states,
             args.symmetry,
             time_limit=args.timeout,
             memory_limit=args.memory,
+            **labels,
         )
     except GraphIncomplete as exc:
         if args.json:

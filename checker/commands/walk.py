@@ -17,21 +17,23 @@ from checker.cli import (
     UsageError,
     add_invariant_args,
     add_model_args,
-    config_from_args,
+    add_model_choice,
+    model_config_from_args,
     positive_int,
     prepare_out_dir,
+    symmetry_on,
     whole_number,
 )
 from checker.report import table
 from checker.walk import END_DEADLOCK, END_DEPTH, END_VIOLATION
-from invariants import Invariant, select
+from invariants import Invariant, registry, select
 from model.config import Config
 from model.interface import Action
-from model.kafka import KafkaReplication
+from model.registry import AnyConfig, build_model
 from traces.itf import trace_to_itf, write_itf
 from traces.replay import execute
 from traces.shrink import shrink
-from traces.text import format_trace
+from traces.text import format_plain_trace, format_trace
 
 NAME = "walk"
 ORDER = 25
@@ -57,9 +59,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "invariants after every step, as a Spark job (local[*] by default, or --master "
         "spark://host:7077, or under spark-submit).  Walk i of seed S is always the same walk, "
         "however the walks are split.  Violations are replayed on the driver, shrunk and "
-        "printed (and written as ITF with --out).",
+        "printed (and written as ITF with --out).  With --model tla-kip320 (or tla-hw, "
+        "tla-kip101, tla-kip279) it walks the TLA+ reference spec instead.",
     )
     add_model_args(p)
+    add_model_choice(p)
     g = p.add_argument_group("walks")
     add_invariant_args(g)
     g.add_argument(
@@ -90,9 +94,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "switched off with probability 1/2)",
     )
     g.add_argument(
-        "--no-symmetry",
-        action="store_true",
-        help="count distinct states without symmetry reduction (walks are unchanged)",
+        "--symmetry",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="count distinct states up to a renaming of the replicas; the walks are the same "
+        "either way (default: on for the Kafka model, off for the TLA+ spec)",
     )
     g.add_argument(
         "--no-shrink", action="store_true", help="export violating walks as found, unshrunk"
@@ -159,7 +165,7 @@ def _violation_prefix(steps, inv: Invariant):
 
 
 def rebuild(
-    config: Config,
+    config: AnyConfig,
     inv: Invariant,
     walk_id: int,
     walk_steps: int,
@@ -168,7 +174,7 @@ def rebuild(
     use_shrink: bool,
 ) -> Counterexample:
     """Replay a violating walk on the driver and shrink it (unless --no-shrink)."""
-    model = KafkaReplication(config)
+    model = build_model(config)
     steps = execute(model, path)
     found = _violation_prefix(steps, inv)
     if found is None:  # pragma: no cover - the walk saw this violation on this very path
@@ -177,7 +183,7 @@ def rebuild(
     status = "shrink disabled"
     if use_shrink:
         # shrink keeps only sequences that still violate, so this cannot come back None.
-        smaller = shrink(model, [a for a, _ in steps[1:]], inv.id)
+        smaller = shrink(model, [a for a, _ in steps[1:]], inv.id, registry(config))
         steps, message = _violation_prefix(execute(model, smaller), inv)
         status = "shrunk"
     return Counterexample(inv.id, message, walk_id, walk_steps, steps, status)
@@ -195,8 +201,9 @@ def exit_code(violated: bool, interrupted: bool) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    config = config_from_args(args)
-    invariants = select(args.invariant)
+    config = model_config_from_args(args)
+    invariants = select(args.invariant, registry(config))
+    args.symmetry = symmetry_on(args, build_model(config))  # a bool from here on
     if args.master is not None and not args.master.strip():
         raise UsageError("--master: give a Spark master URL, e.g. local[*] or spark://host:7077")
     if args.out:
@@ -236,7 +243,7 @@ def _run_job(spark, spark_walk, args, config, invariants, started, startup) -> i
         partitions=partitions,
         swarm=args.swarm,
         invariant_ids=[inv.id for inv in invariants],
-        symmetry=not args.no_symmetry,
+        symmetry=args.symmetry,
     )
     if not args.quiet:
         print(
@@ -319,7 +326,7 @@ def to_json(
         },
         "ends": summary.ends,
         "action_counts": summary.action_counts,
-        "never_fired": summary.never_fired(KafkaReplication(config).action_kinds()),
+        "never_fired": summary.never_fired(build_model(config).action_kinds()),
         "distinct_states_approx": summary.distinct_states_approx,
         "seconds": round(seconds, 3),
         "job_seconds": round(job, 3),
@@ -330,8 +337,9 @@ def to_json(
         "seed": args.seed,
         "depth": args.depth,
         "swarm": args.swarm,
-        "symmetry": not args.no_symmetry,
-        "mode": config.mode,
+        "symmetry": args.symmetry,
+        "model": getattr(config, "model", "kafka"),
+        "mode": getattr(config, "mode", None),  # the Kafka release; None for the spec
         "config": config.to_dict(),
         "out": args.out,
     }
@@ -359,7 +367,7 @@ def print_text(config, args, summary, examples, invariants, doc) -> None:
     )
     print(
         f"distinct states seen: ~{summary.distinct_states_approx:,} "
-        f"(approx_count_distinct over {'symmetry-reduced ' if not args.no_symmetry else ''}"
+        f"(approx_count_distinct over {'symmetry-reduced ' if args.symmetry else ''}"
         "fingerprints)"
     )
     print()
@@ -378,7 +386,7 @@ def print_text(config, args, summary, examples, invariants, doc) -> None:
     print()
     counts = summary.action_counts
     total = sum(counts.values()) or 1
-    kinds = KafkaReplication(config).action_kinds()
+    kinds = build_model(config).action_kinds()
     print("action coverage: " + ", ".join(f"{k} {100 * counts[k] / total:.1f}%" for k in kinds))
     never = summary.never_fired(kinds)
     print(f"never fired: {', '.join(never) if never else 'none'}")
@@ -390,7 +398,9 @@ def print_text(config, args, summary, examples, invariants, doc) -> None:
             f"Shortest counterexample to {first.invariant} ({first.length} states, from walk "
             f"{first.walk_id}; {first.shrunk}):"
         )
-        for line in format_trace(first.steps):
+        steps = first.steps
+        kafka = isinstance(config, Config)
+        for line in format_trace(steps) if kafka else format_plain_trace(steps, config):
             print(line)
         print(f"=> {first.invariant} violated: {first.message}")
         if len(examples) > 1:
