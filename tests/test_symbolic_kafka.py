@@ -1,0 +1,336 @@
+"""The z3 model (model/symbolic) against the explicit one, state by state.
+
+The explicit model is the source of truth.  For states reached by seeded random
+walks over many configurations, every action instance's z3 guard, evaluated on
+the encoded state, must say what ``KafkaReplication.actions`` says; where it is
+enabled the z3 effect must be the encoded ``next_state``, and decode back to it;
+every z3 invariant must agree with the explicit one; every state must lie in the
+encoding's domain and decode from a z3 model to itself.
+
+Evaluating the terms is the cost: per configuration the guards, invariants and
+domain are packed into one bit-vector term and each instance's effect into
+another, built once over the template variables; a state is then one
+``substitute`` + ``simplify`` for the guards, and one more per enabled action.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+
+import pytest
+import z3
+
+from checker.bfs import bfs
+from invariants import INVARIANTS, select
+from invariants.kafka_z3 import Z3_INVARIANTS
+from model import Action, KafkaReplication, make_config
+from model.state import State
+from model.symbolic import KafkaSymbolic
+from model.symbolic.state import leaves
+
+
+class Packed:
+    """Terms over a model's template packed into bit-vectors, read back as Python values."""
+
+    def __init__(self, model: KafkaSymbolic, terms: list[z3.ExprRef]):
+        self.model = model
+        a = model.a
+        one, zero = z3.BitVecVal(1, 1), z3.BitVecVal(0, 1)
+        parts, self.widths, self.kinds = [], [], []
+        for term in terms:
+            if z3.is_bool(term):
+                parts.append(z3.If(term, one, zero))
+                self.widths.append(1)
+                self.kinds.append(bool)
+            else:
+                parts.append(z3.Int2BV(term, a.width) if a.sort == "int" else term)
+                self.widths.append(a.width)
+                self.kinds.append(int)
+        self.term = z3.Concat(*parts) if len(parts) > 1 else parts[0]
+
+    def values(self, sources: object, targets: object, count: int) -> list[int | bool]:
+        """The terms' values with the template's variables ``sources`` replaced by
+        ``targets`` (ctypes arrays: z3.substitute's Python checks cost 10x the work)."""
+        ctx = self.term.ctx
+        term = z3.Z3_substitute(ctx.ref(), self.term.as_ast(), count, sources, targets)
+        value = z3.simplify(z3.BitVecRef(term, ctx))
+        assert z3.is_bv_value(value), f"did not evaluate to a constant: {value.sexpr()[:200]}"
+        bits = value.as_long()
+        out: list[int | bool] = []
+        for width, kind in zip(reversed(self.widths), reversed(self.kinds), strict=True):
+            chunk = bits & ((1 << width) - 1)
+            bits >>= width
+            if kind is bool:
+                out.append(bool(chunk))
+            else:
+                out.append(chunk - (1 << width) if chunk >> (width - 1) else chunk)
+        out.reverse()
+        return out
+
+
+@dataclass
+class Differential:
+    """One configuration's explicit and symbolic models, and the packed terms."""
+
+    config: object
+    sort: str = "bv"
+    explicit: KafkaReplication = field(init=False)
+    symbolic: KafkaSymbolic = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.explicit = KafkaReplication(self.config)
+        self.symbolic = sm = KafkaSymbolic(self.config, self.sort)
+        self.instances = sm.instances()
+        tpl = sm.template()
+        self.template = list(leaves(tpl))
+        self.sources = (z3.Ast * len(self.template))(*[x.as_ast() for x in self.template])
+        checks = [sm.guard_term(a) for a in self.instances]
+        checks += [z3.simplify(Z3_INVARIANTS[inv.id](sm, tpl)) for inv in INVARIANTS]
+        checks.append(z3.simplify(sm.domain(tpl)))
+        self.checks = Packed(sm, checks)
+        self.effects = {a: Packed(sm, list(leaves(sm.effect_term(a)))) for a in self.instances}
+        self.counts = {"states": 0, "instances": 0, "enabled": 0}
+
+    def check(self, state: State) -> list[Action]:
+        """Assert that both models agree on ``state``; its enabled actions."""
+        sm, layout = self.symbolic, self.symbolic.layout
+        values = layout.values(state)
+        assert layout.state(values) == state, "decode(encode(state)) != state"
+        a = sm.a
+        targets = (z3.Ast * len(values))(
+            *[(a.boolean(v) if isinstance(v, bool) else a.val(v)).as_ast() for v in values]
+        )
+        pairs = (self.sources, targets, len(values))
+        enabled = list(self.explicit.actions(state))
+        enabled_set = set(enabled)
+        assert enabled_set <= set(self.instances), f"uncovered: {enabled_set - set(self.instances)}"
+        checked = self.checks.values(*pairs)
+        k = len(self.instances)
+        for action, guard in zip(self.instances, checked[:k], strict=True):
+            assert guard == (action in enabled_set), f"guard of {action} is {guard} on {state}"
+        for inv, holds in zip(INVARIANTS, checked[k:-1], strict=True):
+            assert holds == (inv(state) is None), f"invariant {inv.id} is {holds} on {state}"
+        assert checked[-1], f"state outside the domain: {state}"
+        for action in enabled:
+            after = self.explicit.next_state(state, action)
+            got = self.effects[action].values(*pairs)
+            expected = layout.values(after)
+            if got != expected:
+                names = [str(x) for x in self.template]
+                diff = [(nm, g, e) for nm, g, e in zip(names, got, expected, strict=True) if g != e]
+                raise AssertionError(f"effect of {action} on {state}: {diff[:8]}")
+            assert layout.state(got) == after
+        self.counts["states"] += 1
+        self.counts["instances"] += k
+        self.counts["enabled"] += len(enabled)
+        return enabled
+
+    def walks(self, rng: random.Random, walks: int, steps: int) -> None:
+        """Random walks that pick an action name first, then one of its instances, so
+        that rare actions (an epoch answer, a diverging truncation) are taken often."""
+        for _ in range(walks):
+            state = self.explicit.init_states()[0]
+            for _step in range(steps):
+                enabled = self.check(state)
+                if not enabled:
+                    break
+                name = rng.choice(sorted({a.name for a in enabled}))
+                action = rng.choice([a for a in enabled if a.name == name])
+                state = self.explicit.next_state(state, action)
+
+    def every_state(self) -> int:
+        """Check every reachable state (small configurations only); how many."""
+        seen = set(self.explicit.init_states())
+        frontier = list(seen)
+        while frontier:
+            following = []
+            for state in frontier:
+                for action in self.check(state):
+                    after = self.explicit.next_state(state, action)
+                    if after not in seen:
+                        seen.add(after)
+                        following.append(after)
+            frontier = following
+        return len(seen)
+
+
+# Configurations across the release table and the options (kraft, ELR, crashes,
+# lossy crash, unclean election, controller failover, acks, min ISR, atomic, broken
+# rules).  Each is (values, walks, steps) for the default suite.
+CONFIGS: list[dict] = [
+    dict(mode="0.10.2"),
+    dict(mode="0.10.2", atomic=True, unclean_election=True),
+    dict(mode="0.11.0", lossy_crash=True, controller_failover=True),
+    dict(mode="1.1.1", acks=1, crashes=2),
+    dict(mode="1.1.1", atomic=True),
+    dict(mode="2.0.0", controller_failover=True),
+    dict(mode="2.0.1", atomic=True, lossy_crash=True),
+    dict(mode="2.1.0", replicas=3, records=2, min_insync_replicas=2),
+    dict(mode="2.1.1", unclean_election=True, acks=0),
+    dict(mode="2.4.0", lossy_crash=True, epochs=4),
+    dict(mode="2.7.0", replicas=3, min_insync_replicas=2),
+    dict(mode="2.7.0", broken_rule="maximal-isr", atomic=True),
+    dict(mode="2.8.0", lossy_crash=True),
+    dict(mode="2.8.0", atomic=True, unclean_election=True),
+    dict(mode="3.3.0", kraft=True, replicas=3),
+    dict(mode="3.4.0", kraft=True, lossy_crash=True),
+    dict(mode="3.4.0", atomic=True),
+    dict(mode="3.5.0", kraft=True, broken_rule="isr-join-by-fetch", records=1),
+    dict(mode="3.6.0", kraft=True, controller_failover=False, acks=1),
+    dict(mode="3.7.0", min_insync_replicas=2, unclean_election=True),
+    dict(mode="4.0.0", elr=True, replicas=3, min_insync_replicas=2),
+    dict(mode="4.1.0", replicas=3, min_insync_replicas=2, lossy_crash=True),
+    dict(mode="4.1.0", atomic=True, min_insync_replicas=2),
+]
+
+
+def _id(values: dict) -> str:
+    return ",".join(f"{k}={v}" for k, v in values.items())
+
+
+@pytest.mark.parametrize("values", CONFIGS, ids=_id)
+def test_symbolic_model_agrees_with_the_explicit_one(values):
+    diff = Differential(make_config(values))
+    diff.walks(random.Random(_id(values)), walks=6, steps=25)
+    assert diff.counts["states"] > 50
+
+
+@pytest.mark.parametrize(
+    "values",
+    [dict(mode="2.0.1", lossy_crash=True), dict(mode="3.4.0", kraft=True, replicas=3)],
+    ids=_id,
+)
+def test_int_sort_agrees_too(values):
+    """The rules are written once for both number sorts: z3 Ints follow the model too."""
+    diff = Differential(make_config(values), sort="int")
+    diff.walks(random.Random(_id(values)), walks=4, steps=25)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("values", CONFIGS, ids=_id)
+def test_symbolic_model_agrees_on_longer_walks(values):
+    diff = Differential(make_config(values))
+    diff.walks(random.Random("slow" + _id(values)), walks=60, steps=60)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "values",
+    [
+        dict(mode="0.10.2", records=1),
+        dict(mode="2.0.0", records=1, epochs=2, atomic=True),
+        dict(mode="2.8.0", records=1, epochs=2),
+        dict(mode="3.4.0", kraft=True, records=1, epochs=2),  # epochs past the bound
+    ],
+    ids=_id,
+)
+def test_symbolic_model_agrees_on_every_reachable_state(values):
+    assert Differential(make_config(values)).every_state() > 1000
+
+
+def test_encode_decode_through_a_z3_model():
+    """decode(solution, s) reads a state back from a z3 model, and init() is the initial state."""
+    config = make_config(dict(mode="2.8.0", replicas=3))
+    model = KafkaSymbolic(config)
+    explicit = KafkaReplication(config)
+    rng = random.Random(7)
+    state = explicit.init_states()[0]
+    for _ in range(30):
+        state = explicit.next_state(state, rng.choice(list(explicit.actions(state))))
+    s = model.fresh("s")
+    solver = z3.Solver()
+    solver.add(model.same(s, model.encode(state)), model.domain(s))
+    assert solver.check() == z3.sat
+    assert model.decode(solver.model(), s) == state
+    solver = z3.Solver()
+    solver.add(model.init(s))
+    assert solver.check() == z3.sat
+    assert model.decode(solver.model(), s) == explicit.init_states()[0]
+
+
+def test_a_changed_rule_fails_the_differential_test(monkeypatch):
+    """The test follows the explicit model: a rule the encoding does not mirror fails it."""
+    from model.broker import BrokerRules
+
+    original = BrokerRules._do_checkpoint_hw
+
+    def lagging(self, s, i):  # a checkpoint that keeps one offset less
+        s = original(self, s, i)
+        r = s.replicas[i]
+        return s.with_replica(i, r.replace(hw_checkpoint=max(0, r.hw_checkpoint - 1)))
+
+    monkeypatch.setattr(BrokerRules, "_do_checkpoint_hw", lagging)
+    diff = Differential(make_config(dict(mode="0.10.2")))
+    with pytest.raises(AssertionError, match="checkpoint_hw"):
+        diff.walks(random.Random(1), walks=10, steps=25)
+
+
+def bmc_solver(model: KafkaSymbolic) -> z3.Solver:
+    """Bit-blasting for bit-vectors (several times faster here than the SMT core)."""
+    if model.a.sort != "bv":
+        return z3.Solver()
+    return z3.Then(
+        "simplify", "propagate-values", "solve-eqs", "elim-uncnstr", "simplify", "bit-blast", "sat"
+    ).solver()
+
+
+def bmc(model: KafkaSymbolic, invariant: str, steps: int) -> list[tuple[Action | None, State]]:
+    """A path of ``steps`` transitions from the initial state to a state violating
+    ``invariant`` (as (action, state) pairs), or [] if there is none."""
+    solver = bmc_solver(model)
+    states = [model.fresh("s0")]
+    solver.add(model.init(states[0]))
+    for k in range(1, steps + 1):
+        states.append(model.fresh(f"s{k}"))
+        solver.add(model.step(states[-2], states[-1], f"s{k}"))
+    solver.add(z3.Not(Z3_INVARIANTS[invariant](model, states[-1])))
+    if solver.check() != z3.sat:
+        return []
+    found = solver.model()
+    actions = [None] + [model.chosen(found, f"s{k}") for k in range(1, steps + 1)]
+    return [(a, model.decode(found, s)) for a, s in zip(actions, states, strict=True)]
+
+
+def check_bmc_depth(values: dict, invariant: str) -> tuple[int, float, float]:
+    """BMC finds a violation exactly as deep as BFS does, and its path replays in
+    the explicit model; (BFS's counterexample length, BFS seconds, BMC seconds)."""
+    config = make_config(values)
+    explicit = KafkaReplication(config)
+    start = time.monotonic()
+    result = bfs(explicit, select([invariant]))
+    bfs_seconds = time.monotonic() - start
+    length = result.violations[invariant].length  # states, the initial one included
+    model = KafkaSymbolic(config)
+    start = time.monotonic()
+    path = bmc(model, invariant, length - 1)
+    assert path, f"no violation in {length - 1} steps"
+    assert not bmc(model, invariant, length - 2), f"a violation in {length - 2} steps"
+    bmc_seconds = time.monotonic() - start
+    state = path[0][1]
+    assert state == explicit.init_states()[0]
+    for action, after in path[1:]:
+        assert action in set(explicit.actions(state))
+        state = explicit.next_state(state, action)
+        assert state == after
+    assert next(inv for inv in INVARIANTS if inv.id == invariant)(state) is not None
+    return length, bfs_seconds, bmc_seconds
+
+
+def test_bmc_finds_the_unclean_data_loss_at_the_bfs_depth():
+    """End to end, quickly: 0.10.2 with unclean election loses committed data in 5
+    steps (BFS); BMC over the z3 model finds it at 5 steps, not at 4, and its path
+    is a path of the explicit model."""
+    values = dict(mode="hw", replicas=2, records=2, epochs=3, crashes=1, unclean_election=True)
+    length, _bfs, _bmc = check_bmc_depth(values, "no-committed-data-loss")
+    assert length == 6
+
+
+@pytest.mark.slow
+def test_bmc_finds_the_data_loss_at_the_bfs_depth():
+    """The issue's smoke run: 0.10.2 (mode hw), 2 replicas, default bounds: BMC finds
+    the committed-data loss at BFS's depth (10 steps) and none at 9 (about 40 s)."""
+    values = dict(mode="hw", replicas=2, records=2, epochs=3, crashes=1)
+    length, _bfs, _bmc = check_bmc_depth(values, "no-committed-data-loss")
+    assert length == 11
