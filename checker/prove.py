@@ -172,6 +172,17 @@ def _check(solver: z3.Solver, deadline: float | None) -> z3.CheckSatResult:
     return solver.check()
 
 
+def _why_unknown(solver: z3.Solver, deadline: float | None) -> str:
+    """z3 answers "unknown" when Ctrl-C cancels it (it catches SIGINT itself), at the
+    time limit, or when it gives up."""
+    reason = solver.reason_unknown()
+    if "keyboard" in reason or "cancel" in reason:
+        return "interrupted"
+    if deadline is not None and time.monotonic() >= deadline:
+        return "timeout"
+    return "unknown"
+
+
 def _is_false(solution: z3.ModelRef, formula: z3.BoolRef) -> bool:
     return z3.is_false(solution.eval(formula, model_completion=True))
 
@@ -241,8 +252,7 @@ def bmc(
                     break
                 if answer == z3.unknown:
                     verdict = "unknown"
-                    timed_out = deadline is not None and time.monotonic() >= deadline
-                    result.status = "timeout" if timed_out else "unknown"
+                    result.status = _why_unknown(solver, deadline)
                     break
             report = DepthReport(depth, time.monotonic() - t0, verdict)
             result.depths.append(report)
@@ -316,9 +326,7 @@ def k_induction(
                 break
             base_solver.pop()
             if answer == z3.unknown:
-                result.status = (
-                    "timeout" if deadline and time.monotonic() >= deadline else "unknown"
-                )
+                result.status = _why_unknown(base_solver, deadline)
                 break
             if on_step:
                 on_step("base", k, time.monotonic() - t0)
@@ -344,9 +352,7 @@ def k_induction(
                 result.status = "proved"
                 break
             if answer == z3.unknown:
-                result.status = (
-                    "timeout" if deadline and time.monotonic() >= deadline else "unknown"
-                )
+                result.status = _why_unknown(solver, deadline)
                 break
             solution = solver.model()
             result.cti = [symbolic.decode(solution, s) for s in path.states]

@@ -1,0 +1,78 @@
+"""``replcheck prove`` through the command line: verdicts, the ITF trace, proofs, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from checker.cli import main
+from tests.conftest import interrupt_replcheck
+
+SMALL = ["--kafka", "2.1.0", "--records", "1", "--epochs", "2", "--unclean"]
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_bmc_finds_the_unclean_loss_and_its_trace_replays(capsys, tmp_path):
+    trace = tmp_path / "loss.itf.json"
+    code, out, err = run(
+        capsys, "prove", *SMALL, "--depth", "6", "--json", "--trace-out", str(trace)
+    )
+    doc = json.loads(out)
+    assert code == 1 and doc["engine"] == "bmc" and doc["status"] == "complete"
+    assert doc["violations"]["no-committed-data-loss"]["depth"] == 5
+    assert doc["invariants"]["hw-le-leo"] == "holds to depth 6"
+    assert "depth 5: violated" in err  # progress on stderr
+    code, out, _ = run(capsys, "replay", str(trace))
+    assert code == 0 and "no-committed-data-loss" in out  # replays exactly
+
+
+def test_a_clear_depth_exits_0(capsys):
+    code, out, _ = run(capsys, "prove", *SMALL, "--depth", "3", "--quiet")
+    assert code == 0 and "result: holds to depth 3" in out
+
+
+def test_induction_proves_hw_le_leo_on_one_epoch(capsys):
+    argv = ["--kafka", "2.1.0", "--records", "1", "--epochs", "1", "--quiet"]
+    code, out, _ = run(capsys, "prove", *argv, "--induction", "--invariant", "hw-le-leo")
+    assert code == 0 and "proved for all depths at these bounds" in out
+
+
+def test_induction_without_lemmas_shows_a_cti(capsys):
+    argv = ["--kafka", "2.1.0", "--quiet", "--induction", "--lemma", "none", "--depth", "1"]
+    code, out, _ = run(capsys, "prove", *argv, "--invariant", "hw-le-leo")
+    assert code == 3 and "Counterexample to induction" in out and "result: cti" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--depth", "0"], "--depth"),
+        (["--lemma", "records-unique"], "--lemma: only with --induction"),
+        (["--induction", "--lemma", "no-such"], "unknown lemma"),
+        (["--invariant", "no-such"], "unknown invariant"),
+        (["--model", "tla-kip320"], "unrecognized arguments"),
+        (["--timeout", "-1"], "--timeout"),
+    ],
+)
+def test_bad_input_is_one_line(capsys, argv, message):
+    code, out, err = run(capsys, "prove", *argv)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_list_lemmas(capsys):
+    code, out, _ = run(capsys, "prove", "--list-lemmas")
+    assert code == 0 and "records-unique:" in out
+
+
+def test_ctrl_c_reports_the_depth_reached():
+    """z3 catches SIGINT itself and answers "unknown": prove reports it as interrupted."""
+    code, out, err = interrupt_replcheck(["prove", "--json"], 6.0)
+    doc = json.loads(out)
+    assert code == 130 and doc["status"] == "interrupted", err
+    assert doc["cleared_depth"] >= 3 and "Traceback" not in err
