@@ -1,0 +1,720 @@
+"""Strengthening lemmas for k-induction on the Kafka model (checker/prove.py).
+
+The invariants of invariants/kafka_z3.py hold on reachable states but are not
+inductive on their own: the induction step starts from *any* state of the
+symbolic domain, and most of those are not reachable (a crashed broker with an
+in-flight response, a follower whose log holds a record id twice, ...).  Each
+lemma here is a fact about reachable states that rules such states out; they
+are proved together with the invariants, so a false lemma shows as a base-case
+violation, and tests/test_kafka_lemmas.py checks each on every reachable state
+of small explicit configurations.
+
+Every lemma holds for every release unless its doc says otherwise; a lemma
+that depends on a rule of some releases reads it from ``model.behaviour``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import z3
+
+from model.releases import ON_FETCH, RETRUNCATE_EVERY, TRUNCATE_TO_HW
+from model.state import (
+    EPOCH_RESPONSE,
+    FETCH_RESPONSE,
+    MUST_TRUNCATE,
+    NO_LEADER,
+    NOT_TRUNCATED,
+    OUT_OF_RANGE,
+    TRUNCATED,
+)
+from model.symbolic.epochs import view
+from model.symbolic.kafka import KafkaSymbolic
+from model.symbolic.state import SymReplica, SymState
+
+
+@dataclass(frozen=True)
+class SymbolicLemma:
+    id: str  # kebab-case
+    doc: str  # what it says and why it holds in Kafka's protocol
+    holds: Callable[[KafkaSymbolic, SymState], z3.BoolRef]
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _epoch_truncation(model: KafkaSymbolic) -> bool:
+    """Followers truncate by leader epoch (KIP-101 on), not to their own HW: the releases
+    where the lemmas about replicated prefixes hold.  Before, a follower truncates to a
+    HW that may lag the leader's and loses committed records (KAFKA-1211)."""
+    return model.behaviour.truncation != TRUNCATE_TO_HW
+
+
+def _none(mask: tuple) -> z3.BoolRef:
+    return z3.And(*[z3.Not(x) for x in mask])
+
+
+def _log_slots(r: SymReplica, records: int) -> list[tuple[object, object, object]]:
+    """(offset, epoch, id, in use) of each log slot."""
+    return [(k, r.log_ep[k], r.log_id[k], k < r.log_len) for k in range(records)]
+
+
+def _all_slots(model: KafkaSymbolic, s: SymState) -> list[tuple]:
+    """Every record slot of the state: (offset, epoch, id, in use), over the logs,
+    the in-flight fetch responses (at absolute offsets) and the ghost ``committed``."""
+    out = []
+    for r in s.replicas:
+        out += _log_slots(r, model.records)
+        fetching = r.if_kind == FETCH_RESPONSE
+        for k in range(model.records):
+            used = z3.And(fetching, r.if_a <= k, k < r.if_a + r.if_len)
+            out.append((k, r.if_ep[k], r.if_id[k], used))
+    for k in range(model.records):
+        out.append((k, s.committed_ep[k], s.committed_id[k], k < s.committed_len))
+    return out
+
+
+def _log(r: SymReplica) -> tuple:
+    return r.log_ep, r.log_id, r.log_len
+
+
+def _committed(s: SymState) -> tuple:
+    return s.committed_ep, s.committed_id, s.committed_len
+
+
+def _prefix(model: KafkaSymbolic, a: tuple, upto: object, b: tuple) -> z3.BoolRef:
+    """``a[:upto]`` (at most its length) is in ``b`` at the same offsets; ``a`` and ``b``
+    are (epochs, ids, length) of a log or of ``committed``."""
+    return z3.And(
+        *[
+            z3.Implies(
+                z3.And(k < upto, k < a[2]),
+                z3.And(k < b[2], a[0][k] == b[0][k], a[1][k] == b[1][k]),
+            )
+            for k in range(model.records)
+        ]
+    )
+
+
+def _kept(model: KafkaSymbolic, r: SymReplica) -> tuple:
+    """``r``'s log as it stands once the OffsetsForLeaderEpoch or OUT_OF_RANGE answer on
+    its way (if any) is handled: what it is sure to keep."""
+    length = r.log_len
+    if EPOCH_RESPONSE in model.layout.inflight_kinds:
+        offset, _done = model.truncation_step(view(r), (r.if_b, r.if_c))
+        answered = z3.And(r.alive, r.if_kind == EPOCH_RESPONSE)
+        length = z3.If(answered, model.mn(offset, r.log_len), r.log_len)
+    if OUT_OF_RANGE in model.layout.inflight_kinds:
+        out_of_range = z3.And(r.alive, r.if_kind == OUT_OF_RANGE, r.if_a == r.log_len)
+        length = z3.If(out_of_range, model.mn(r.if_b, r.log_len), length)
+    return r.log_ep, r.log_id, length
+
+
+def _prefix_of(model: KafkaSymbolic, a: SymReplica, upto: object, b: SymReplica) -> z3.BoolRef:
+    """``a.log[:upto]`` (at most its length) is in what ``b`` keeps, at the same offsets."""
+    return _prefix(model, _log(a), upto, _kept(model, b))
+
+
+def _leads(r: SymReplica, i: int) -> z3.BoolRef:
+    return z3.And(r.alive, r.leader == i)
+
+
+# ---------------------------------------------------------------- lemmas
+
+
+def crashed_replica_blank(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    facts = []
+    for r in s.replicas:
+        blank = z3.And(
+            r.leader == NO_LEADER,
+            r.hw == 0,
+            r.if_kind == 0,
+            z3.Not(r.remote_on),
+            _none(r.isr),
+            _none(r.pending),
+            _none(r.pending_isr),
+            z3.Not(r.zk_current),
+            r.epoch_start == -1,
+            r.truncation == TRUNCATED,
+        )
+        facts.append(z3.Implies(z3.Not(r.alive), blank))
+        restarted = z3.And(r.alive, r.leader == NO_LEADER)
+        facts.append(z3.Implies(restarted, z3.And(r.unwritten_epoch == 0, r.hw <= r.hw_checkpoint)))
+    return z3.And(*facts)
+
+
+def role_fields(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    facts = []
+    for i, r in enumerate(s.replicas):
+        leads = z3.And(
+            r.remote_on,
+            r.remote[i] == -1,
+            r.isr[i],
+            r.truncation == TRUNCATED,
+            r.if_kind == 0,
+            r.epoch_start >= 0,
+            r.epoch_start <= r.log_len,
+            r.epoch >= 1,
+            *[
+                r.remote[f] <= r.log_len
+                for f in model.ids
+                if not model.behaviour.diverged_fetch_moves_leader
+            ],
+        )
+        other = z3.And(
+            z3.Not(r.remote_on),
+            _none(r.isr),
+            _none(r.pending),
+            _none(r.pending_isr),
+            z3.Not(r.zk_current),
+            r.epoch_start == -1,
+        )
+        facts.append(z3.Implies(z3.And(r.alive, r.leader == i), leads))
+        facts.append(z3.Implies(r.leader != i, other))
+        if model.behaviour.retruncate_same_leader == RETRUNCATE_EVERY:
+            facts.append(r.truncation != NOT_TRUNCATED)
+        facts.append(
+            z3.Implies(r.leader == NO_LEADER, z3.And(r.if_kind == 0, r.truncation == TRUNCATED))
+        )
+    return z3.And(*facts)
+
+
+def epochs_bounded(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    facts = [s.written >= 0]
+    for r in s.replicas:
+        facts += [r.epoch <= s.ctrl_epoch, r.unwritten_epoch <= s.ctrl_epoch]
+    for _k, ep, rid, used in _all_slots(model, s):
+        facts.append(z3.Implies(used, z3.And(ep >= 1, ep <= s.ctrl_epoch, rid <= s.written)))
+    return z3.And(*facts)
+
+
+def records_unique(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    slots = _all_slots(model, s)
+    facts = []
+    for x, (k, ep, rid, used) in enumerate(slots):
+        for m, ep2, rid2, used2 in slots[x + 1 :]:
+            same_id = z3.And(used, used2, rid == rid2)
+            if k != m:
+                facts.append(z3.Not(same_id))
+            else:
+                facts.append(z3.Implies(same_id, ep == ep2))
+                facts.append(z3.Implies(z3.And(used, used2, ep == ep2), rid == rid2))
+    return z3.And(*facts)
+
+
+def epoch_answer_keeps_hw(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    if not _epoch_truncation(model):
+        return model.a.true
+    if model.behaviour.truncation == ON_FETCH:
+        return model.a.true
+    facts = []
+    for i, r in enumerate(s.replicas):
+        offset, _done = model.truncation_step(view(r), (r.if_b, r.if_c))
+        answered = z3.And(r.alive, r.if_kind == EPOCH_RESPONSE)
+        facts.append(z3.Implies(answered, offset >= model.mx(r.hw, r.hw_checkpoint)))
+        facts.append(
+            z3.Implies(
+                answered,
+                z3.And(
+                    r.if_b <= model.latest_epoch(view(r)),
+                    r.if_b <= r.if_a,
+                    r.if_a >= 1,
+                    r.if_a <= r.epoch,
+                ),
+            )
+        )
+        for j, lead in enumerate(s.replicas):
+            if lead is r:
+                continue
+            member = z3.And(answered, r.leader == j, _leads(lead, j), lead.isr[i])
+            facts.append(z3.Implies(member, offset >= lead.hw))
+    return z3.And(*facts)
+
+
+def out_of_range_keeps_hw(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    if not _epoch_truncation(model):
+        return model.a.true
+    facts = []
+    for r in s.replicas:
+        at_leo = z3.And(r.alive, r.if_kind == OUT_OF_RANGE, r.if_a == r.log_len)
+        facts.append(z3.Implies(at_leo, model.mx(r.hw, r.hw_checkpoint) <= r.if_b))
+    return z3.And(*facts)
+
+
+def history_consistent(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    last = model.read(s.hist_leader, s.ctrl_epoch - 1, model.num(0))
+    last_isr = model.read(s.hist_isr, s.ctrl_epoch - 1, model.none())
+    facts = [
+        z3.Implies(s.ctrl_leader >= 0, model.has(s.ctrl_isr, s.ctrl_leader)),
+        s.hist_leader[0] == 0,
+        last == s.ctrl_leader,
+        z3.Or(s.ctrl_isr_written, model.m_eq(last_isr, s.ctrl_isr)),
+    ]
+    if not model.config.elr:  # KIP-966 lets the ISR become empty
+        facts.append(model.some(s.ctrl_isr))
+        facts += [z3.Implies(e < s.ctrl_epoch, model.some(isr)) for e, isr in enumerate(s.hist_isr)]
+    facts.append(z3.Implies(s.ctrl_isr_written, s.ctrl_leader >= 0))
+    for j, r in enumerate(s.replicas):
+        writer = z3.And(s.ctrl_isr_written, s.ctrl_leader == j)
+        facts.append(z3.Implies(writer, r.epoch == s.ctrl_epoch))
+    for e in range(len(s.hist_leader)):
+        leader, isr = s.hist_leader[e], s.hist_isr[e]
+        facts.append(z3.Implies(z3.And(e < s.ctrl_epoch, leader >= 0), model.has(isr, leader)))
+    return z3.And(*facts)
+
+
+def replica_epoch_known(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    facts = []
+    for i, r in enumerate(s.replicas):
+        told = model.read(s.hist_leader, r.epoch - 1, model.num(NO_LEADER))
+        facts.append(z3.Implies(r.epoch == 0, r.leader == NO_LEADER))
+        facts.append(
+            z3.Implies(z3.Not(s.ctrl_live[i]), z3.And(r.leader == NO_LEADER, s.ctrl_leader != i))
+        )
+        facts.append(z3.Implies(r.leader != NO_LEADER, z3.And(r.epoch >= 1, told == r.leader)))
+    return z3.And(*facts)
+
+
+def log_epochs_ordered(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    facts = []
+    R = model.records
+    for r in s.replicas:
+        for k in range(R - 1):
+            facts.append(z3.Implies(k + 1 < r.log_len, r.log_ep[k] <= r.log_ep[k + 1]))
+        for k in range(R):
+            used = k < r.log_len
+            facts.append(z3.Implies(z3.And(r.epoch >= 1, used), r.log_ep[k] <= r.epoch))
+            facts.append(
+                z3.Implies(z3.And(r.unwritten_epoch != 0, used), r.log_ep[k] < r.unwritten_epoch)
+            )
+        facts.append(z3.Implies(r.epoch >= 1, r.unwritten_epoch <= r.epoch))
+        # The log a fetch response at the LEO would make, too.
+        answer = z3.And(r.alive, r.if_kind == FETCH_RESPONSE, r.if_a == r.log_len)
+        eps = [z3.If(k < r.if_a, r.log_ep[k], r.if_ep[k]) for k in range(R)]
+        end = r.if_a + r.if_len
+        for k in range(R):
+            used = z3.And(answer, k < end)
+            facts.append(z3.Implies(used, eps[k] <= r.epoch))
+            if k + 1 < R:
+                facts.append(z3.Implies(z3.And(used, k + 1 < end), eps[k] <= eps[k + 1]))
+    return z3.And(*facts)
+
+
+def committed_in_isr(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    if not _epoch_truncation(model):
+        return model.a.true
+    facts = []
+    for m, r in enumerate(s.replicas):
+        held = _prefix(model, _committed(s), s.committed_len, _kept(model, r))
+        facts.append(z3.Implies(s.ctrl_isr[m], held))
+        current = z3.And(_leads(r, m), r.epoch == s.ctrl_epoch, s.ctrl_leader == m)
+        facts.append(z3.Implies(current, s.committed_len <= model.mx(r.hw, r.epoch_start)))
+    return z3.And(*facts)
+
+
+def _exposed(model: KafkaSymbolic, s: SymState) -> list[tuple]:
+    """What a replica exposes as below a HW: (replica, its records (epochs, ids,
+    length), how many of them, when it counts).  Its log below its HW or its
+    checkpointed HW, and the log a fetch response at its LEO would make, below the
+    HW that response carries."""
+    out = []
+    for f in s.replicas:
+        out.append((f, _log(f), model.mx(f.hw, f.hw_checkpoint), model.a.true))
+        eps = tuple(z3.If(k < f.if_a, f.log_ep[k], f.if_ep[k]) for k in range(model.records))
+        ids = tuple(z3.If(k < f.if_a, f.log_id[k], f.if_id[k]) for k in range(model.records))
+        answer = z3.And(f.alive, f.if_kind == FETCH_RESPONSE, f.if_a == f.log_len)
+        out.append((f, (eps, ids, f.if_a + f.if_len), f.if_b, answer))
+    return out
+
+
+def hw_prefix_in_isr(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    if not _epoch_truncation(model):
+        return model.a.true
+    facts = []
+    for f, records, upto, counts in _exposed(model, s):
+        for m, r in enumerate(s.replicas):
+            later = [
+                z3.And(f.epoch >= 1, f.epoch < e + 1, e + 1 <= s.ctrl_epoch, s.hist_isr[e][m])
+                for e in range(len(s.hist_isr))
+            ]
+            member = z3.And(counts, z3.Or(s.ctrl_isr[m], *later))
+            facts.append(z3.Implies(member, _prefix(model, records, upto, _kept(model, r))))
+    return z3.And(*facts)
+
+
+def hw_prefix_in_leaders(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    if not _epoch_truncation(model):
+        return model.a.true
+    facts = []
+    for f, records, upto, counts in _exposed(model, s):
+        for j, lead in enumerate(s.replicas):
+            newer = z3.And(counts, f.epoch >= 1, _leads(lead, j), lead.epoch >= f.epoch)
+            # ... and the leader named for an epoch from f's on, before it hears of it.
+            for e in range(len(s.hist_leader)):  # slot e: epoch e + 1
+                untold = z3.Or(
+                    z3.And(lead.epoch >= 1, lead.epoch < e + 1),
+                    z3.And(lead.epoch == 0, e + 1 == s.ctrl_epoch),
+                )
+                named = z3.And(e + 1 <= s.ctrl_epoch, s.hist_leader[e] == j, untold)
+                newer = z3.Or(newer, z3.And(counts, f.epoch >= 1, f.epoch <= e + 1, named))
+            facts.append(z3.Implies(newer, _prefix(model, records, upto, _kept(model, lead))))
+    return z3.And(*facts)
+
+
+def leader_hw_in_its_isr(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    if not _epoch_truncation(model):
+        return model.a.true
+    facts = []
+    for j, lead in enumerate(s.replicas):
+        for m, r in enumerate(s.replicas):
+            member = z3.And(_leads(lead, j), lead.isr[m])
+            facts.append(z3.Implies(member, _prefix_of(model, lead, lead.hw, r)))
+    return z3.And(*facts)
+
+
+def current_leader_isr(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    facts = []
+    for j, lead in enumerate(s.replicas):
+        current = z3.And(_leads(lead, j), lead.epoch == s.ctrl_epoch)
+        within = z3.And(*[z3.Implies(s.ctrl_isr[m], lead.isr[m]) for m in model.ids])
+        facts.append(z3.Implies(current, within))
+    return z3.And(*facts)
+
+
+def leader_epoch_layout(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    facts = []
+    for j, r in enumerate(s.replicas):
+        shape = []
+        for k in range(model.records):
+            used = k < r.log_len
+            shape.append(z3.Implies(z3.And(used, k < r.epoch_start), r.log_ep[k] < r.epoch))
+            shape.append(z3.Implies(z3.And(used, k >= r.epoch_start), r.log_ep[k] == r.epoch))
+        if model.behaviour.leader_caches_epoch:
+            shape.append(
+                z3.If(
+                    r.log_len == r.epoch_start, r.unwritten_epoch == r.epoch, r.unwritten_epoch == 0
+                )
+            )
+        facts.append(z3.Implies(_leads(r, j), z3.And(*shape)))
+    return z3.And(*facts)
+
+
+def fetch_response_from_leader(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    facts = []
+    for f in s.replicas:
+        answer = z3.And(f.alive, f.if_kind == FETCH_RESPONSE)
+        facts.append(z3.Implies(answer, f.if_b <= f.if_a + f.if_len))
+        if model.behaviour.truncation != ON_FETCH:
+            fetched = z3.Or(f.if_kind == FETCH_RESPONSE, f.if_kind == OUT_OF_RANGE)
+            facts.append(z3.Implies(z3.And(f.alive, fetched), f.truncation != MUST_TRUNCATE))
+        if model.behaviour.fenced_by_epoch:  # KIP-320: asked a leader of its epoch
+            for j, lead in enumerate(s.replicas):
+                told = z3.Or(lead.epoch >= f.epoch, z3.And(lead.epoch == 0, f.epoch < s.ctrl_epoch))
+                facts.append(z3.Implies(z3.And(answer, f.leader == j), told))
+        for j, lead in enumerate(s.replicas):
+            same = [f.if_a + f.if_len <= lead.log_len, f.if_b <= lead.hw]
+            for k in range(model.records):
+                sent = z3.And(f.if_a <= k, k < f.if_a + f.if_len)
+                same.append(
+                    z3.Implies(
+                        sent, z3.And(f.if_ep[k] == lead.log_ep[k], f.if_id[k] == lead.log_id[k])
+                    )
+                )
+            of_epoch = z3.And(answer, f.leader == j, _leads(lead, j), lead.epoch == f.epoch)
+            facts.append(z3.Implies(of_epoch, z3.And(*same)))
+    return z3.And(*facts)
+
+
+def checkpoint_within_log(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    return z3.And(*[r.hw_checkpoint <= r.log_len for r in s.replicas])
+
+
+def zk_current_leader(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    facts = []
+    for j, r in enumerate(s.replicas):
+        current = z3.And(
+            _leads(r, j), r.epoch == s.ctrl_epoch, s.ctrl_leader == j, model.m_eq(r.isr, s.ctrl_isr)
+        )
+        facts.append(z3.Implies(r.zk_current, current))
+        if not model.behaviour.alter_isr:
+            facts.append(_none(r.pending_isr))
+    return z3.And(*facts)
+
+
+def remote_leo_behind(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    if not _epoch_truncation(model) or model.behaviour.diverged_fetch_moves_leader:
+        return model.a.true
+    facts = []
+    for j, lead in enumerate(s.replicas):
+        for i, f in enumerate(s.replicas):
+            if i == j:
+                continue
+            agree = z3.And(lead.remote[i] <= f.log_len, _prefix_of(model, lead, lead.remote[i], f))
+            facts.append(z3.Implies(_leads(lead, j), agree))
+    return z3.And(*facts)
+
+
+def records_after_leader(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    facts = []
+
+    def led(e: object) -> z3.BoolRef:
+        """Epoch ``e``'s leader has been told of it (and so could write in it)."""
+        out = []
+        for j, lead in enumerate(s.replicas):
+            told = z3.Or(lead.epoch >= e, z3.And(lead.epoch == 0, e < s.ctrl_epoch))
+            out.append(
+                z3.Implies(model.read(s.hist_leader, e - 1, model.num(NO_LEADER)) == j, told)
+            )
+        return z3.And(*out)
+
+    for k, ep, rid, used in _all_slots(model, s):
+        named = model.read(s.hist_leader, ep - 1, model.num(NO_LEADER)) != NO_LEADER
+        facts.append(z3.Implies(used, z3.And(named, led(ep))))
+        for j, lead in enumerate(s.replicas):
+            writer = z3.And(used, _leads(lead, j), lead.epoch == ep)
+            held = z3.And(k < lead.log_len, lead.log_ep[k] == ep, lead.log_id[k] == rid)
+            facts.append(z3.Implies(writer, held))
+    for i, r in enumerate(s.replicas):
+        cached = r.unwritten_epoch
+        named = model.read(s.hist_leader, cached - 1, model.num(NO_LEADER)) == i
+        facts.append(z3.Implies(cached > 0, z3.And(named, led(cached))))
+    return z3.And(*facts)
+
+
+def sole_isr_pending_leader(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    facts = []
+    E = len(s.hist_leader)
+    for e in range(E):  # slot e: epoch e + 1
+        for j, lead in enumerate(s.replicas):
+            alone = model.m_eq(s.hist_isr[e], model.only(j))
+            # Not told yet: an older epoch, or 0 (seen restarting) with e the current one.
+            untold = z3.Or(
+                z3.And(lead.epoch >= 1, lead.epoch < e + 1),
+                z3.And(lead.epoch == 0, e + 1 == s.ctrl_epoch),
+            )
+            pending = z3.And(e + 1 <= s.ctrl_epoch, s.hist_leader[e] == j, untold, alone)
+            within = [z3.Not(x) for m, x in enumerate(s.ctrl_isr) if m != j]
+            for later in range(e + 1, E):
+                used = later + 1 <= s.ctrl_epoch
+                within += [
+                    z3.Implies(used, z3.Not(x)) for m, x in enumerate(s.hist_isr[later]) if m != j
+                ]
+            facts.append(z3.Implies(pending, z3.And(*within)))
+    return z3.And(*facts)
+
+
+def leader_hw_current(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    if model.behaviour.alter_isr:
+        return model.a.true
+    facts = []
+    for j, r in enumerate(s.replicas):
+        low = r.log_len
+        for f in model.ids:
+            if f != j:
+                counted = z3.Or(r.isr[f], r.pending_isr[f])
+                low = z3.If(z3.And(counted, r.remote[f] < low), r.remote[f], low)
+        current = r.hw >= low
+        if model.behaviour.hw_needs_min_isr:
+            current = z3.Or(current, model.count(r.isr) < model.config.min_insync_replicas)
+        facts.append(z3.Implies(_leads(r, j), current))
+    return z3.And(*facts)
+
+
+LEMMAS: tuple[SymbolicLemma, ...] = (
+    SymbolicLemma(
+        "crashed-replica-blank",
+        "A crashed broker holds nothing in memory: no leader, HW 0, nothing in flight, no "
+        "ISR or followers' offsets (broker.crashed; restart sets only alive and the HW); a "
+        "restarted one not yet told its role has its checkpointed HW (or less) and no cached "
+        "epoch without records (log recovery drops it).",
+        crashed_replica_blank,
+    ),
+    SymbolicLemma(
+        "role-fields",
+        "A running leader has its followers' offsets (at most its LEO: a fetch past it is "
+        "answered OUT_OF_RANGE; not so where a diverging fetch moves it, KAFKA-13141, "
+        "Behaviour.diverged_fetch_moves_leader), an epoch start within its log, itself in its "
+        "ISR and no fetch in flight; a non-leader has no leader-only state (_make_leader, "
+        "_make_follower). "
+        "Where every new epoch restarts the fetcher (RETRUNCATE_EVERY) nobody keeps its log "
+        "untruncated across an epoch change.",
+        role_fields,
+    ),
+    SymbolicLemma(
+        "epochs-bounded",
+        "No replica, cached epoch or record is from an epoch the controller has not reached, "
+        "and no record id is beyond the writes so far (ids and epochs come from the "
+        "controller's epoch and State.written).",
+        epochs_bounded,
+    ),
+    SymbolicLemma(
+        "records-unique",
+        "Every copy of a record (in a log, a fetch response or committed) is at the offset "
+        "it was written at and carries its epoch, and no two records of one epoch share an "
+        "offset: records are only appended at a leader's LEO and copied to the same offset "
+        "(_do_write, _do_fetch_response), and an epoch's leader never truncates while it "
+        "leads.",
+        records_unique,
+    ),
+    SymbolicLemma(
+        "epoch-answer-keeps-hw",
+        "An in-flight OffsetsForLeaderEpoch answer names an epoch at most the follower's "
+        "latest and at most the epoch it asked in (the leader answers for the follower's "
+        "latest epoch or an older one), and never truncates it below its HW or checkpointed "
+        "HW (the leader answered "
+        "from a log that holds the follower's records below them), nor, for a member of its "
+        "leader's ISR, below that leader's HW. "
+        "Trivial on releases that truncate on fetch."
+        " Only where followers truncate by leader epoch (not Behaviour.truncation "
+        "'hw', as in 0.10.2, where they lose committed records).",
+        epoch_answer_keeps_hw,
+    ),
+    SymbolicLemma(
+        "out-of-range-keeps-hw",
+        "An OUT_OF_RANGE answer at the follower's LEO names a leader LEO at or above the "
+        "follower's HW and checkpointed HW."
+        " Only where followers truncate by leader epoch (not Behaviour.truncation "
+        "'hw', as in 0.10.2, where they lose committed records).",
+        out_of_range_keeps_hw,
+    ),
+    SymbolicLemma(
+        "history-consistent",
+        "The controller's leader and ISR are the latest LeaderAndIsr it sent (the ISR unless a "
+        "leader rewrote it since), and every leader it named was in that request's ISR, "
+        "as its current leader is in its ISR (ControllerRules._new_epoch; elections pick ISR "
+        "members).  A rewritten ISR was written by the leader of the current epoch, which "
+        "therefore has that epoch.",
+        history_consistent,
+    ),
+    SymbolicLemma(
+        "replica-epoch-known",
+        "A replica that knows a leader got it from the LeaderAndIsr of its epoch; one the "
+        "controller saw restart (epoch 0), or saw crash and not yet restart, knows none yet "
+        "(_do_deliver, _do_notice_restart; a broker the controller thinks dead gets no "
+        "request, and is not its leader: noticing a leader's crash elects another).",
+        replica_epoch_known,
+    ),
+    SymbolicLemma(
+        "log-epochs-ordered",
+        "Record epochs never decrease along a log, a cached epoch with no record is newer "
+        "than every record (LeaderEpochFileCache.assign), and a replica holds no record or "
+        "cached epoch newer than its own epoch (leaders append in their epoch, followers "
+        "copy a leader of their epoch after truncating to agreement); so does the log a fetch "
+        "response at the LEO would make.",
+        log_epochs_ordered,
+    ),
+    SymbolicLemma(
+        "committed-in-isr",
+        "Every member of the controller's ISR holds every committed record (the HW passes a "
+        "record only once each ISR member fetched it, and an ISR member never truncates "
+        "below it); the current leader's HW or its epoch's start offset is past every "
+        "committed record (it held them all when elected), so a follower joining the ISR "
+        "(at or past both, KAFKA-7128) holds them too."
+        " Only where followers truncate by leader epoch (not Behaviour.truncation "
+        "'hw', as in 0.10.2, where they lose committed records).",
+        committed_in_isr,
+    ),
+    SymbolicLemma(
+        "hw-prefix-in-isr",
+        "Each replica's records below its HW (or its checkpointed HW, or the HW of a fetch "
+        "response on its way) are in the log of every member of the controller's ISR and of "
+        "the ISR of every LeaderAndIsr after the replica's epoch (the HW passed them once "
+        "each member of the ISR of the time had them, later ISRs are drawn from it, and a "
+        "member truncates only where it and its leader disagree)."
+        " Only where followers truncate by leader epoch (not Behaviour.truncation "
+        "'hw', as in 0.10.2, where they lose committed records).",
+        hw_prefix_in_isr,
+    ),
+    SymbolicLemma(
+        "hw-prefix-in-leaders",
+        "A replica's records below its HW (as hw-prefix-in-isr counts them) are in the log of "
+        "every running leader of its epoch or a later one, and of the leader named for such an "
+        "epoch before it hears of it (it was elected from an ISR that held them)."
+        " Only where followers truncate by leader epoch (not Behaviour.truncation "
+        "'hw', as in 0.10.2, where they lose committed records).",
+        hw_prefix_in_leaders,
+    ),
+    SymbolicLemma(
+        "leader-hw-in-its-isr",
+        "A leader's records below its HW are in the log of every member of the ISR it "
+        "believes in (maybeIncrementLeaderHW takes the least LEO over that ISR)."
+        " Only where followers truncate by leader epoch (not Behaviour.truncation "
+        "'hw', as in 0.10.2, where they lose committed records).",
+        leader_hw_in_its_isr,
+    ),
+    SymbolicLemma(
+        "current-leader-isr",
+        "The controller's ISR is within the ISR that the leader of its current epoch "
+        "believes in (the leader's own ISR writes set both).",
+        current_leader_isr,
+    ),
+    SymbolicLemma(
+        "leader-epoch-layout",
+        "A running leader's records before its epoch's start offset are from older epochs "
+        "and those after it from its own; with KAFKA-7415 (Behaviour.leader_caches_epoch) "
+        "its cache names its epoch until the first append (Partition.makeLeader).",
+        leader_epoch_layout,
+    ),
+    SymbolicLemma(
+        "fetch-response-from-leader",
+        "A fetch response carries a HW no larger than the log it describes, goes to a "
+        "follower that owes no epoch truncation (no fetch is sent before it, unless truncation "
+        "is on fetch), and while its "
+        "sender still leads the follower's epoch, records the sender holds at those offsets "
+        "and a HW at most the sender's (MessageRules._do_fetch_request; a leader's log and "
+        "HW only grow while it leads).  With KIP-320 (Behaviour.fenced_by_epoch) the sender "
+        "had the follower's epoch.",
+        fetch_response_from_leader,
+    ),
+    SymbolicLemma(
+        "checkpoint-within-log",
+        "The checkpointed HW is within the log: it was a HW at most the LEO when written, "
+        "and a log is never truncated below its HW's checkpoint.",
+        checkpoint_within_log,
+    ),
+    SymbolicLemma(
+        "zk-current-leader",
+        "A leader whose cached partition version is current leads the controller's epoch "
+        "with the controller's ISR (every controller write makes it stale, _new_epoch; its "
+        "own ISR writes set both).  Before AlterIsr (Behaviour.alter_isr) nothing is pending.",
+        zk_current_leader,
+    ),
+    SymbolicLemma(
+        "remote-leo-behind",
+        "A leader's log up to the fetch offset it recorded for a follower is in that "
+        "follower's log (the offset was the follower's LEO, a prefix of the leader's log, and "
+        "a follower truncates only where it and its leader disagree)."
+        " Only where followers truncate by leader epoch, and not where a diverging fetch "
+        "moves the recorded offset (KAFKA-13141, Behaviour.diverged_fetch_moves_leader).",
+        remote_leo_behind,
+    ),
+    SymbolicLemma(
+        "records-after-leader",
+        "A record of epoch e, or a cached epoch e, exists only if e named a leader and once "
+        "that leader was told it "
+        "leads (only it writes or caches e); that leader's epoch is then e or later, or 0 if "
+        "the controller saw it restart, which needed a newer epoch (noticing a leader's "
+        "crash starts one).  While it leads e, it holds every record of e at its offset.",
+        records_after_leader,
+    ),
+    SymbolicLemma(
+        "sole-isr-pending-leader",
+        "Once the controller named a leader with an ISR of just itself, and until that "
+        "leader hears of it, every later ISR is within that one: only a leader acting in "
+        "the epoch can add members (by their fetches), and the controller's own changes "
+        "only remove them.",
+        sole_isr_pending_leader,
+    ),
+    SymbolicLemma(
+        "leader-hw-current",
+        "A running leader's HW is at least the least LEO over its maximal ISR: every event "
+        "that raises that minimum (append, fetch, ISR change, becoming leader) runs "
+        "maybeIncrementLeaderHW (BrokerRules._advance_leader_hw); from KAFKA-15583 "
+        "(Behaviour.hw_needs_min_isr) not while the ISR is below min.insync.replicas."
+        " Not with AlterIsr (Behaviour.alter_isr): a refused proposal shrinks the maximal ISR "
+        "without a HW update.",
+        leader_hw_current,
+    ),
+)
