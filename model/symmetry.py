@@ -1,20 +1,30 @@
 """Symmetry reduction: replicas are interchangeable, so explore one state per class.
 
-:func:`representative` renames replicas so that they appear sorted by what
-they hold (logs, HWs, roles...).  Any state maps to a member of its own class,
-which is all soundness needs: the transition relation and the invariants do
-not depend on replica names, so a violation in one member of a class is a
-violation (with renamed replicas) in every member.  Ties between replicas that
-differ only in whom they point at keep their original order; the reduction is
-then merely less than maximal, never wrong.
+The transition relation and the invariants do not depend on replica names, so a
+violation in one member of a class (an *orbit*: the states that differ only by
+a renaming of the replicas) is a violation, with renamed replicas, in every
+member.  A search may therefore keep one state per orbit, and any function that
+maps a state to a member of its own orbit is sound.
+
+:func:`representative`, the one searches use, renames replicas so that they
+appear sorted by what they hold (logs, HWs, roles...).  It is cheap but not
+exact: the sort key includes the fields that name other replicas, which differ
+between members of one orbit, so an orbit may keep more than one state.
+:func:`canonical` is exact: every member of an orbit maps to the same state,
+so a search reduced by it visits exactly one state per orbit.
 """
 
 from __future__ import annotations
 
 from functools import cache
-from itertools import permutations
+from itertools import pairwise, permutations
 
-from model.state import NO_LEADER, State
+from model.state import NO_LEADER, Replica, State
+
+# The Replica fields that name other replicas come last; renaming leaves the others
+# (``replica[:NAMES_FROM]``) unchanged.
+NAMES_FROM = len(Replica._fields) - 4
+assert Replica._fields[NAMES_FROM:] == ("remote_leo", "isr", "pending_isr", "leader")
 
 
 @cache
@@ -29,6 +39,16 @@ def _mask_table(order: tuple[int, ...]) -> tuple[int, ...]:
                 new |= 1 << p
         table.append(new)
     return tuple(table)
+
+
+@cache
+def _positions(order: tuple[int, ...]) -> tuple[int, ...]:
+    """For a renaming: old replica id -> new one.  One entry more than there are
+    replicas, read as ``position[NO_LEADER]`` (index -1), keeps NO_LEADER as it is."""
+    position = [0] * len(order) + [NO_LEADER]
+    for p, old in enumerate(order):
+        position[old] = p
+    return tuple(position)
 
 
 @cache
@@ -52,42 +72,67 @@ def representative(s: State) -> State:
     return rename(s, order)
 
 
+def canonical(s: State) -> State:
+    """The orbit's canonical member: exact symmetry reduction.
+
+    Of the renamings of ``s``, only those that list the replicas in ascending
+    order of what renaming does not change (their controller roles and the
+    replica fields that name no replica) are built, and the least of them (as
+    tuples compare) is the answer.  Those renamings give the same set of states
+    from every member of the orbit, so every member gets the same answer.
+    Usually no two replicas tie on that key and exactly one renaming is built.
+    """
+    reps = s.replicas
+    leader, isr, live, elr = s.ctrl_leader, s.ctrl_isr, s.ctrl_live, s.ctrl_elr
+    keys = [
+        (i == leader, isr >> i & 1, live >> i & 1, elr >> i & 1, r[:NAMES_FROM])
+        for i, r in enumerate(reps)
+    ]
+    n = len(reps)
+    order = tuple(sorted(range(n), key=keys.__getitem__))
+    if all(keys[a] < keys[b] for a, b in pairwise(order)):  # no ties: one renaming sorts
+        return s if order == _identity(n) else rename(s, order)
+    ranked = [keys[i] for i in order]
+    return min(rename(s, other) for other in all_renamings(n) if [keys[i] for i in other] == ranked)
+
+
 def rename(s: State, order: tuple[int, ...]) -> State:
     """The same state with replica ``order[p]`` renamed to ``p``."""
     table = _mask_table(order)
-    position = [0] * len(order)
-    for p, old in enumerate(order):
-        position[old] = p
+    position = _positions(order)
     replicas = []
     for old in order:
         r = s.replicas[old]
         remote = r.remote_leo
+        # Only the last fields name replicas; the others are kept as they are.
         replicas.append(
-            r.replace(
-                remote_leo=tuple(remote[o] for o in order) if remote else remote,
-                isr=table[r.isr],
-                pending_isr=table[r.pending_isr],
-                leader=position[r.leader] if r.leader != NO_LEADER else NO_LEADER,
+            Replica._make(
+                r[:NAMES_FROM]
+                + (
+                    tuple([remote[o] for o in order]) if remote else remote,
+                    table[r.isr],
+                    table[r.pending_isr],
+                    position[r.leader],
+                )
             )
         )
-    leader = s.ctrl_leader
     return s.replace(
-        ctrl_leader=position[leader] if leader != NO_LEADER else NO_LEADER,
+        ctrl_leader=position[s.ctrl_leader],
         ctrl_isr=table[s.ctrl_isr],
         ctrl_live=table[s.ctrl_live],
         ctrl_elr=table[s.ctrl_elr],
         alter_requests=tuple(
-            (position[sender], epoch, ok, table[isr], table[restarted])
-            for sender, epoch, ok, isr, restarted in s.alter_requests
+            [
+                (position[sender], epoch, ok, table[isr], table[restarted])
+                for sender, epoch, ok, isr, restarted in s.alter_requests
+            ]
         ),
-        ctrl_history=tuple(
-            (position[lead] if lead != NO_LEADER else NO_LEADER, table[isr])
-            for lead, isr in s.ctrl_history
-        ),
+        ctrl_history=tuple([(position[lead], table[isr]) for lead, isr in s.ctrl_history]),
         replicas=tuple(replicas),
     )
 
 
-def all_renamings(n: int) -> list[tuple[int, ...]]:
-    """Every renaming of ``n`` replicas (for tests that check verdicts are unchanged)."""
-    return list(permutations(range(n)))
+@cache
+def all_renamings(n: int) -> tuple[tuple[int, ...], ...]:
+    """Every renaming of ``n`` replicas."""
+    return tuple(permutations(range(n)))
