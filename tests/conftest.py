@@ -79,3 +79,20 @@ def regenerate(script: str):
     spec.loader.exec_module(gen)
     files = gen.build()
     return gen, files, stale_files(files, DOCS, gen.TRACES)
+
+
+def reachable(model) -> set:
+    """Every state ``model`` reaches from its initial states (no symmetry, no limit):
+    for tests that need the whole set, on bounds small enough to hold it."""
+    seen = set(model.init_states())
+    frontier = list(seen)
+    while frontier:
+        next_level = []
+        for state in frontier:
+            for action in model.actions(state):
+                after = model.next_state(state, action)
+                if after not in seen:
+                    seen.add(after)
+                    next_level.append(after)
+        frontier = next_level
+    return seen

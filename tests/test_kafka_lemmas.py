@@ -17,21 +17,7 @@ from model.config import make_config
 from model.kafka import KafkaReplication
 from model.symbolic.kafka import KafkaSymbolic
 from model.symbolic.state import leaves
-
-
-def _reachable(model: KafkaReplication) -> list:
-    seen = set(model.init_states())
-    frontier = list(seen)
-    while frontier:
-        following = []
-        for state in frontier:
-            for action in model.actions(state):
-                after = model.next_state(state, action)
-                if after not in seen:
-                    seen.add(after)
-                    following.append(after)
-        frontier = following
-    return list(seen)
+from tests.conftest import reachable
 
 
 def _false_lemmas(values: dict) -> dict[str, object]:
@@ -42,7 +28,7 @@ def _false_lemmas(values: dict) -> dict[str, object]:
     terms = {lemma.id: z3.simplify(lemma.holds(sym, template)) for lemma in LEMMAS}
     everything = z3.And(*terms.values())
     false: dict[str, object] = {}
-    for state in _reachable(KafkaReplication(config)):
+    for state in reachable(KafkaReplication(config)):
         encoded = sym.encode(state)
         if z3.is_true(z3.simplify(sym.substitute(everything, encoded))):
             continue

@@ -16,24 +16,10 @@ import pytest
 from checker.bfs import bfs
 from invariants.tla_spec import TLA_INVARIANTS
 from model.tla_spec import TlaKafkaSpec
+from tests.conftest import reachable
 
 WEAK_ISR = next(inv for inv in TLA_INVARIANTS if inv.id == "weak-isr")
 TYPE_OK = next(inv for inv in TLA_INVARIANTS if inv.id == "type-ok")  # holds everywhere
-
-
-def reachable(model: TlaKafkaSpec) -> set[Hashable]:
-    seen = set(model.init_states())
-    frontier = list(seen)
-    while frontier:
-        next_level = []
-        for state in frontier:
-            for action in model.actions(state):
-                succ = model.next_state(state, action)
-                if succ not in seen:
-                    seen.add(succ)
-                    next_level.append(succ)
-        frontier = next_level
-    return seen
 
 
 def burnside(model: TlaKafkaSpec, states: set[Hashable]) -> int:

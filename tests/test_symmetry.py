@@ -10,6 +10,7 @@ from checker.bfs import bfs
 from invariants import INVARIANTS
 from model import KafkaReplication, make_config
 from model.symmetry import NAMES_FROM, all_renamings, canonical, rename, representative
+from tests.conftest import reachable
 from traces.replay import execute
 
 
@@ -87,21 +88,6 @@ def test_renaming_commutes_with_steps():
             assert after == rename(model.next_state(state, action), order)
 
 
-def _reachable(model) -> set:
-    seen = set(model.init_states())
-    frontier = list(seen)
-    while frontier:
-        next_level = []
-        for state in frontier:
-            for action in model.actions(state):
-                succ = model.next_state(state, action)
-                if succ not in seen:
-                    seen.add(succ)
-                    next_level.append(succ)
-        frontier = next_level
-    return seen
-
-
 def _ties(state) -> bool:
     """Two replicas hold the same, up to the fields that name replicas."""
     held = [r[:NAMES_FROM] for r in state.replicas]
@@ -137,7 +123,7 @@ def test_canonical_counts_orbits():
     model = KafkaReplication(
         make_config(dict(mode="kip320", replicas=3, records=1, epochs=1, crashes=1))
     )
-    states = _reachable(model)
+    states = reachable(model)
     renamings = all_renamings(3)
     orbits = len({frozenset(rename(s, order) for order in renamings) for s in states})
     assert (len(states), orbits) == (4_902, 2_554)
