@@ -46,10 +46,14 @@ class SymbolicLemma:
 
 
 def _epoch_truncation(model: KafkaSymbolic) -> bool:
-    """Followers truncate by leader epoch (KIP-101 on), not to their own HW: the releases
-    where the lemmas about replicated prefixes hold.  Before, a follower truncates to a
-    HW that may lag the leader's and loses committed records (KAFKA-1211)."""
-    return model.behaviour.truncation != TRUNCATE_TO_HW
+    """Followers truncate by leader epoch (KIP-101 on), not to their own HW, and a
+    diverging fetch does not move the leader's record of the follower: the releases
+    where the lemmas about replicated prefixes hold.  Before KIP-101 a follower
+    truncates to a HW that may lag the leader's and loses committed records
+    (KAFKA-1211); in 2.8.0-2.8.1 a diverging fetch truncates a follower below the HW it
+    checkpointed and the leader counts it caught up (KAFKA-13141, catalogue B2)."""
+    b = model.behaviour
+    return b.truncation != TRUNCATE_TO_HW and not b.diverged_fetch_moves_leader
 
 
 def _none(mask: tuple) -> z3.BoolRef:
@@ -428,6 +432,8 @@ def fetch_response_from_leader(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
 
 
 def checkpoint_within_log(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    if model.behaviour.diverged_fetch_moves_leader:  # KAFKA-13141: see _epoch_truncation
+        return model.a.true
     return z3.And(*[r.hw_checkpoint <= r.log_len for r in s.replicas])
 
 
@@ -671,7 +677,8 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
     SymbolicLemma(
         "checkpoint-within-log",
         "The checkpointed HW is within the log: it was a HW at most the LEO when written, "
-        "and a log is never truncated below its HW's checkpoint.",
+        "and a log is never truncated below its HW's checkpoint (not so in 2.8.0-2.8.1: "
+        "KAFKA-13141).",
         checkpoint_within_log,
     ),
     SymbolicLemma(
