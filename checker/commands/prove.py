@@ -95,7 +95,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
 
 
-def properties(config: Config, symbolic: KafkaSymbolic, ids: list[str] | None) -> list[Property]:
+def properties(symbolic: KafkaSymbolic, ids: list[str] | None) -> list[Property]:
     chosen = select(ids, INVARIANTS)
     return [
         Property(
@@ -148,12 +148,12 @@ def run(args: argparse.Namespace) -> int:
         check_writable(args.trace_out, "--trace-out")
     symbolic = KafkaSymbolic(config)
     explicit = KafkaReplication(config)
-    props = properties(config, symbolic, args.invariant)
+    props = properties(symbolic, args.invariant)
     on_depth, on_step = _progress(args.quiet)
     if args.induction:
         used = lemmas(symbolic, args.lemma)
         candidates = [
-            *properties(config, symbolic, ["all"]),
+            *properties(symbolic, ["all"]),
             *lemmas(symbolic, None),
         ]
         result = k_induction(
