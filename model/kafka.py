@@ -24,7 +24,7 @@ from model.controller import ControllerRules
 from model.epochs import whole_exchange
 from model.interface import Action
 from model.messages import MessageRules
-from model.releases import ON_FETCH, Behaviour, behaviour
+from model.releases import ON_FETCH, TRUNCATE_TO_HW, Behaviour, behaviour
 from model.state import (
     ALTER_SENDER,
     EPOCH_RESPONSE,
@@ -162,7 +162,9 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
         skip = MESSAGE_ONLY if self.atomic else COARSE_ONLY
         if not self.config.controller_failover:
             skip = skip | {"deliver_latest"}
-        if b.truncation == ON_FETCH:
+        if b.truncation in (ON_FETCH, TRUNCATE_TO_HW):
+            # Only a follower that must truncate by leader epoch asks OffsetsForLeaderEpoch;
+            # before KIP-101 a new follower truncates to its HW at once (_make_follower).
             skip = skip | EPOCH_EXCHANGE
         if b.truncation != ON_FETCH or not b.hw_before_diverging_truncation:
             skip = skip | {"diverging_truncate"}
