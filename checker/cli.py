@@ -136,8 +136,8 @@ def add_model_args(p: argparse.ArgumentParser, with_mode: bool = True) -> None:
         "--epochs",
         type=int,
         metavar="N",
-        help="highest leader epoch the controller may reach (the first leader has epoch 1; "
-        "default 3)",
+        help="highest leader epoch the controller may reach by elections (the first leader "
+        "has epoch 1; default 3). KRaft before 3.6 also bumps it on ISR shrinks, past this",
     )
     g.add_argument("--crashes", type=int, metavar="N", help="broker crashes in all (default 1)")
     g.add_argument("--acks", metavar="all|1|0", help="producer acks (default all)")

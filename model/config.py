@@ -53,8 +53,11 @@ class ConfigError(ValueError):
 class Config:
     """One partition's bounds and Kafka settings.
 
-    ``epochs`` is the highest leader epoch the controller may reach (the first
-    leader has epoch 1); ``records`` and ``crashes`` count events in the whole run.
+    ``epochs`` is the highest leader epoch the controller may reach by electing
+    leaders (the first leader has epoch 1).  In KRaft before 3.6 an accepted ISR
+    shrink also starts an epoch (controller.py ``_do_alter_isr``, KAFKA-15021): those
+    are not held to the bound, since Kafka does not refuse the shrink; the writes
+    bound them instead.  ``records`` and ``crashes`` count events in the whole run.
     ``controller_failover``: the controller may fail over, and the new one sends
     each broker only its current state, so a replica may miss LeaderAndIsr requests.
     ``mode`` is a Kafka release (``2.1.0``) or a mode name for one (``kip320``).
