@@ -16,14 +16,12 @@ another, built once over the template variables; a state is then one
 from __future__ import annotations
 
 import random
-import time
 from dataclasses import dataclass, field
 
 import pytest
 import z3
 
-from checker.bfs import bfs
-from invariants import INVARIANTS, select
+from invariants import INVARIANTS
 from invariants.kafka_z3 import Z3_INVARIANTS
 from model import Action, KafkaReplication, make_config
 from model.state import State
@@ -265,72 +263,3 @@ def test_a_changed_rule_fails_the_differential_test(monkeypatch):
     diff = Differential(make_config(dict(mode="0.10.2")))
     with pytest.raises(AssertionError, match="checkpoint_hw"):
         diff.walks(random.Random(1), walks=10, steps=25)
-
-
-def bmc_solver(model: KafkaSymbolic) -> z3.Solver:
-    """Bit-blasting for bit-vectors (several times faster here than the SMT core)."""
-    if model.a.sort != "bv":
-        return z3.Solver()
-    return z3.Then(
-        "simplify", "propagate-values", "solve-eqs", "elim-uncnstr", "simplify", "bit-blast", "sat"
-    ).solver()
-
-
-def bmc(model: KafkaSymbolic, invariant: str, steps: int) -> list[tuple[Action | None, State]]:
-    """A path of ``steps`` transitions from the initial state to a state violating
-    ``invariant`` (as (action, state) pairs), or [] if there is none."""
-    solver = bmc_solver(model)
-    states = [model.fresh("s0")]
-    solver.add(model.init(states[0]))
-    for k in range(1, steps + 1):
-        states.append(model.fresh(f"s{k}"))
-        solver.add(model.step(states[-2], states[-1], f"s{k}"))
-    solver.add(z3.Not(Z3_INVARIANTS[invariant](model, states[-1])))
-    if solver.check() != z3.sat:
-        return []
-    found = solver.model()
-    actions = [None] + [model.chosen(found, f"s{k}") for k in range(1, steps + 1)]
-    return [(a, model.decode(found, s)) for a, s in zip(actions, states, strict=True)]
-
-
-def check_bmc_depth(values: dict, invariant: str) -> tuple[int, float, float]:
-    """BMC finds a violation exactly as deep as BFS does, and its path replays in
-    the explicit model; (BFS's counterexample length, BFS seconds, BMC seconds)."""
-    config = make_config(values)
-    explicit = KafkaReplication(config)
-    start = time.monotonic()
-    result = bfs(explicit, select([invariant]))
-    bfs_seconds = time.monotonic() - start
-    length = result.violations[invariant].length  # states, the initial one included
-    model = KafkaSymbolic(config)
-    start = time.monotonic()
-    path = bmc(model, invariant, length - 1)
-    assert path, f"no violation in {length - 1} steps"
-    assert not bmc(model, invariant, length - 2), f"a violation in {length - 2} steps"
-    bmc_seconds = time.monotonic() - start
-    state = path[0][1]
-    assert state == explicit.init_states()[0]
-    for action, after in path[1:]:
-        assert action in set(explicit.actions(state))
-        state = explicit.next_state(state, action)
-        assert state == after
-    assert next(inv for inv in INVARIANTS if inv.id == invariant)(state) is not None
-    return length, bfs_seconds, bmc_seconds
-
-
-def test_bmc_finds_the_unclean_data_loss_at_the_bfs_depth():
-    """End to end, quickly: 0.10.2 with unclean election loses committed data in 5
-    steps (BFS); BMC over the z3 model finds it at 5 steps, not at 4, and its path
-    is a path of the explicit model."""
-    values = dict(mode="hw", replicas=2, records=2, epochs=3, crashes=1, unclean_election=True)
-    length, _bfs, _bmc = check_bmc_depth(values, "no-committed-data-loss")
-    assert length == 6
-
-
-@pytest.mark.slow
-def test_bmc_finds_the_data_loss_at_the_bfs_depth():
-    """The issue's smoke run: 0.10.2 (mode hw), 2 replicas, default bounds: BMC finds
-    the committed-data loss at BFS's depth (10 steps) and none at 9 (about 40 s)."""
-    values = dict(mode="hw", replicas=2, records=2, epochs=3, crashes=1)
-    length, _bfs, _bmc = check_bmc_depth(values, "no-committed-data-loss")
-    assert length == 11

@@ -135,51 +135,6 @@ class KafkaSymbolic(SymMessages):
         """``KafkaReplication.next_state(s, action)``, where the guard holds."""
         return self._substituted("effect", s, action)
 
-    def transition(self, s: SymState, t: SymState) -> z3.BoolRef:
-        """One step from ``s`` to ``t``: some instance is enabled and leads there
-        (the protocol's disjunction, as written)."""
-        return z3.Or(
-            *[z3.And(self.guard(s, a), self.same(t, self.effect(s, a))) for a in self.instances()]
-        )
-
-    def step(self, s: SymState, t: SymState, tag: str) -> z3.BoolRef:
-        """The same relation as :meth:`transition`, in the form z3 solves faster.
-
-        One Bool per instance (``selector(tag, k)``), exactly one true, whose guard
-        holds; each variable of ``t`` is a function of ``s`` and the selectors, its
-        instances grouped by equal effect terms (most leave a variable alone).
-        Measured on the 0.10.2 BMC smoke run (bit-vectors, bit-blasting), 7 steps:
-        3.7 s against 19 s for the disjunction.
-        """
-        actions = self.instances()
-        chosen = [self.selector(tag, k) for k in range(len(actions))]
-        facts = [z3.PbEq([(x, 1) for x in chosen], 1)]
-        facts += [z3.Implies(x, self.guard(s, a)) for x, a in zip(chosen, actions, strict=True)]
-        effects = [list(leaves(self.effect(s, a))) for a in actions]
-        for p, var in enumerate(leaves(t)):
-            groups: dict[int, tuple[z3.ExprRef, list[z3.BoolRef]]] = {}
-            for x, effect in zip(chosen, effects, strict=True):
-                term = effect[p]
-                groups.setdefault(term.get_id(), (term, []))[1].append(x)
-            ordered = sorted(groups.values(), key=lambda g: -len(g[1]))
-            value = ordered[0][0]
-            for term, which in ordered[1:]:
-                value = z3.If(z3.Or(*which), term, value)
-            facts.append(var == value)
-        return z3.And(*facts)
-
-    @staticmethod
-    def selector(tag: str, k: int) -> z3.BoolRef:
-        """The Bool of :meth:`step` that says instance ``k`` was taken."""
-        return z3.Bool(f"{tag}.act.{k}")
-
-    def chosen(self, solution: z3.ModelRef, tag: str) -> Action:
-        """The action a z3 model took in the :meth:`step` named ``tag``."""
-        for k, action in enumerate(self.instances()):
-            if z3.is_true(solution.eval(self.selector(tag, k), model_completion=True)):
-                return action
-        raise ValueError(f"no action selected in step {tag!r}")
-
     # The terms are built once over a template state and substituted: building
     # them is Python work, substituting is z3's.
 
