@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import z3
 
-from model.releases import ON_FETCH, RETRUNCATE_EVERY, TRUNCATE_TO_HW
+from model.releases import EPOCH_ONCE, ON_FETCH, RETRUNCATE_EVERY, TRUNCATE_TO_HW
 from model.state import (
     EPOCH_RESPONSE,
     FETCH_RESPONSE,
@@ -123,6 +123,47 @@ def _prefix_of(model: KafkaSymbolic, a: SymReplica, upto: object, b: SymReplica)
 
 def _leads(r: SymReplica, i: int) -> z3.BoolRef:
     return z3.And(r.alive, r.leader == i)
+
+
+def _epochs_between(s: SymState, low: object, high: object, ok: Callable[[int], object]) -> list:
+    """``ok(slot)`` for every epoch ``slot + 1`` with ``low < slot + 1 <= high``."""
+    return [
+        z3.Implies(z3.And(low < slot + 1, slot + 1 <= high), ok(slot))
+        for slot in range(len(s.hist_leader))
+    ]
+
+
+def _names(s: SymState, slot: int, *leaders: int) -> z3.BoolRef:
+    """Epoch ``slot + 1`` named one of ``leaders`` or no leader (a request naming none
+    changes nothing at a broker: ControllerRules._takes_effect)."""
+    return z3.Or(*[s.hist_leader[slot] == j for j in (*leaders, NO_LEADER)])
+
+
+def _untold(s: SymState, lead: SymReplica, e: object) -> z3.BoolRef:
+    """``lead``, named for epoch ``e``, has not been told of it yet: it is in an older
+    epoch, or it was seen restarting (epoch 0) and ``e`` is the current one."""
+    return z3.Or(
+        z3.And(lead.epoch >= 1, lead.epoch < e), z3.And(lead.epoch == 0, e == s.ctrl_epoch)
+    )
+
+
+def _quiet(s: SymState, slot: int) -> z3.BoolRef:
+    """Epoch ``slot + 1`` named no leader, or one not told of it yet: nobody acted in it
+    (only a leader told of its epoch writes, grows the ISR or answers a follower)."""
+    leader = s.hist_leader[slot]
+    told = [z3.And(leader == k, _untold(s, r, slot + 1)) for k, r in enumerate(s.replicas)]
+    return z3.Or(leader == NO_LEADER, *told)
+
+
+def _within(a: tuple, b: tuple) -> z3.BoolRef:
+    return z3.And(*[z3.Implies(x, y) for x, y in zip(a, b, strict=True)])
+
+
+def _isr_fixed(model: KafkaSymbolic) -> bool:
+    """The controller only shrinks the ISR and elects from it: no unclean election, no
+    ELR (which may elect outside the ISR), no broken design rule."""
+    cfg = model.config
+    return not (cfg.unclean_election or cfg.elr or cfg.broken_rule)
 
 
 # ---------------------------------------------------------------- lemmas
@@ -458,7 +499,15 @@ def remote_leo_behind(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
             if i == j:
                 continue
             agree = z3.And(lead.remote[i] <= f.log_len, _prefix_of(model, lead, lead.remote[i], f))
-            facts.append(z3.Implies(_leads(lead, j), agree))
+            # f truncated since only on LeaderAndIsr naming j, itself, or nobody acting.
+            f_epoch = z3.If(f.epoch == 0, s.ctrl_epoch, f.epoch)
+            since = _epochs_between(
+                s,
+                lead.epoch,
+                f_epoch,
+                lambda slot, i=i, j=j: z3.Or(_names(s, slot, i, j), _quiet(s, slot)),
+            )
+            facts.append(z3.Implies(z3.And(_leads(lead, j), *since), agree))
     return z3.And(*facts)
 
 
@@ -525,6 +574,288 @@ def leader_hw_current(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
         if model.behaviour.hw_needs_min_isr:
             current = z3.Or(current, model.count(r.isr) < model.config.min_insync_replicas)
         facts.append(z3.Implies(_leads(r, j), current))
+    return z3.And(*facts)
+
+
+def epoch_answer_owed(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    if EPOCH_RESPONSE not in model.layout.inflight_kinds:
+        return model.a.true
+    return z3.And(
+        *[
+            z3.Implies(r.if_kind == EPOCH_RESPONSE, r.truncation == MUST_TRUNCATE)
+            for r in s.replicas
+        ]
+    )
+
+
+def crashes_counted(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    b = model.behaviour
+    if b.exits_on_out_of_range and not model.config.unclean_election:
+        return model.a.true  # a halt (MessageRules._do_halt) downs a broker uncounted
+    down = model.count(
+        tuple(
+            z3.Or(z3.Not(r.alive), r.leader == NO_LEADER, z3.Not(s.ctrl_live[i]))
+            for i, r in enumerate(s.replicas)
+        )
+    )
+    again = model.count(tuple(z3.And(z3.Not(r.alive), r.epoch == 0) for r in s.replicas))
+    return down + again <= s.crashes
+
+
+def epoch_answer_asked(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    if EPOCH_RESPONSE not in model.layout.inflight_kinds:
+        return model.a.true
+    b = model.behaviour
+    facts = []
+    for r in s.replicas:
+        latest = model.latest_epoch(view(r))
+        asked = model.read(s.hist_leader, r.if_a - 1, model.num(NO_LEADER))
+        shape = [latest >= 1, latest <= r.if_a, r.if_a <= r.epoch, asked == r.leader]
+        if b.truncation == EPOCH_ONCE:
+            shape.append(r.if_b == -1)
+        else:
+            shape.append((r.if_b == -1) == (r.if_c == -1))
+        if not model.config.controller_failover or b.epoch_answer_checks_epoch:
+            for slot in range(len(s.hist_leader)):
+                between = z3.And(r.if_a < slot + 1, slot + 1 <= r.epoch)
+                same = z3.Or(s.hist_leader[slot] == r.leader, s.hist_leader[slot] == NO_LEADER)
+                shape.append(z3.Implies(between, same))
+        if b.fenced_by_epoch:
+            for j, lead in enumerate(s.replicas):
+                told = z3.Or(lead.epoch >= r.if_a, z3.And(lead.epoch == 0, r.if_a < s.ctrl_epoch))
+                shape.append(z3.Implies(r.leader == j, told))
+        facts.append(z3.Implies(z3.And(r.alive, r.if_kind == EPOCH_RESPONSE), z3.And(*shape)))
+    return z3.And(*facts)
+
+
+def epoch_answer_from_leader(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    b = model.behaviour
+    kinds = model.layout.inflight_kinds
+    if EPOCH_RESPONSE not in kinds or not b.fenced_by_epoch or not b.leader_caches_epoch:
+        return model.a.true
+    facts = []
+    for i, f in enumerate(s.replicas):
+        requested = model.latest_epoch(view(f))
+        for j, lead in enumerate(s.replicas):
+            if i == j:
+                continue
+            epoch_now, end_now = model.leader_answer(view(lead), requested)
+            asked = z3.And(
+                f.alive,
+                f.if_kind == EPOCH_RESPONSE,
+                f.leader == j,
+                _leads(lead, j),
+                lead.epoch == f.if_a,
+            )
+            same = z3.And(
+                f.if_b == epoch_now,
+                f.if_c <= end_now,
+                z3.Implies(requested != model.latest_epoch(view(lead)), f.if_c == end_now),
+            )
+            facts.append(z3.Implies(asked, same))
+    return z3.And(*facts)
+
+
+def no_out_of_range(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    b, cfg = model.behaviour, model.config
+    applies = b.fenced_by_epoch and b.retruncate_same_leader == RETRUNCATE_EVERY
+    if not applies or b.truncation == ON_FETCH or cfg.lossy_crash or cfg.unclean_election:
+        return model.a.true
+    return z3.And(*[r.if_kind != OUT_OF_RANGE for r in s.replicas])
+
+
+def follower_leader_told(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    b = model.behaviour
+    if not b.fenced_by_epoch or (
+        model.config.controller_failover and not b.epoch_answer_checks_epoch
+    ):
+        return model.a.true
+    facts = []
+    for i, f in enumerate(s.replicas):
+        engaged = z3.Or(f.truncation == TRUNCATED, f.if_kind != 0)
+        for j, lead in enumerate(s.replicas):
+            if i == j:
+                continue
+            follows = z3.And(f.alive, f.leader == j, engaged, lead.epoch >= 1)
+            named = _epochs_between(s, lead.epoch, f.epoch, lambda slot, j=j: _names(s, slot, j))
+            facts.append(z3.Implies(follows, z3.And(*named)))
+            own = model.read(s.hist_leader, lead.epoch - 1, model.num(NO_LEADER)) == j
+            facts.append(z3.Implies(z3.And(follows, lead.epoch <= f.epoch), own))
+            seen = z3.And(_leads(lead, j), lead.remote[i] >= 0, f.epoch >= 1)
+            recorded = _epochs_between(s, f.epoch, lead.epoch, lambda slot, j=j: _names(s, slot, j))
+            facts.append(z3.Implies(seen, z3.And(*recorded)))
+    return z3.And(*facts)
+
+
+def follower_log_in_leader(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    cfg = model.config
+    if not _epoch_truncation(model) or not model.behaviour.fenced_by_epoch:
+        return model.a.true
+    if cfg.lossy_crash or cfg.controller_failover:
+        return model.a.true
+    facts = []
+    R = model.records
+    for i, f in enumerate(s.replicas):
+        eps = tuple(z3.If(k < f.if_a, f.log_ep[k], f.if_ep[k]) for k in range(R))
+        ids = tuple(z3.If(k < f.if_a, f.log_id[k], f.if_id[k]) for k in range(R))
+        fetched = z3.And(f.alive, f.if_kind == FETCH_RESPONSE, f.if_a == f.log_len)
+        for j, lead in enumerate(s.replicas):
+            if i == j:
+                continue
+            bound = z3.If(lead.epoch == 0, s.ctrl_epoch, lead.epoch)
+            low, high = model.mn(bound, f.epoch), model.mx(bound, f.epoch)
+            since = _epochs_between(s, low, high, lambda slot, j=j: _names(s, slot, j))
+            behind = z3.And(f.alive, f.leader == j, *since)
+            kept_lead = _kept(model, lead)
+            settled = z3.And(behind, f.truncation == TRUNCATED)
+            facts.append(z3.Implies(settled, _prefix(model, _log(f), f.log_len, kept_lead)))
+            if EPOCH_RESPONSE in model.layout.inflight_kinds:
+                kept = _kept(model, f)
+                answered = z3.And(behind, f.if_kind == EPOCH_RESPONSE)
+                facts.append(z3.Implies(answered, _prefix(model, kept, kept[2], kept_lead)))
+            end = f.if_a + f.if_len
+            response = _prefix(model, (eps, ids, end), end, kept_lead)
+            facts.append(z3.Implies(z3.And(behind, fetched), response))
+    return z3.And(*facts)
+
+
+def later_isr_within_view(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    if not _isr_fixed(model):
+        return model.a.true
+    facts = []
+    E = len(s.hist_leader)
+    unwritten = z3.Not(s.ctrl_isr_written) if model.behaviour.alter_isr else model.a.true
+    for j, lead in enumerate(s.replicas):
+        current = z3.And(_leads(lead, j), lead.epoch == s.ctrl_epoch, unwritten)
+        facts.append(z3.Implies(current, model.m_eq(lead.isr, s.ctrl_isr)))
+        for e0 in range(1, E + 1):
+            named = z3.And(e0 <= s.ctrl_epoch, s.hist_leader[e0 - 1] == j)
+            told = z3.And(_leads(lead, j), lead.epoch == e0)
+            untold = z3.And(named, _untold(s, lead, e0))
+            for here, seen in ((told, lead.isr), (untold, s.hist_isr[e0 - 1])):
+                quiet = model.a.true
+                for slot in range(e0, E):  # epoch slot + 1, after e0
+                    used = slot + 1 <= s.ctrl_epoch
+                    facts.append(
+                        z3.Implies(z3.And(here, used, quiet), _within(s.hist_isr[slot], seen))
+                    )
+                    quiet = z3.And(quiet, z3.Implies(used, _quiet(s, slot)))
+                facts.append(z3.Implies(z3.And(here, quiet), _within(s.ctrl_isr, seen)))
+    return z3.And(*facts)
+
+
+def committed_in_named_leader(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    if not _epoch_truncation(model) or not _isr_fixed(model) or model.config.lossy_crash:
+        return model.a.true
+    facts = []
+    E = len(s.hist_leader)
+    for slot in range(E):
+        e = slot + 1
+        quiet = z3.And(
+            *[
+                z3.Implies(later + 1 <= s.ctrl_epoch, _quiet(s, later))
+                for later in range(slot + 1, E)
+            ]
+        )
+        for j, lead in enumerate(s.replicas):
+            acting = z3.Or(_untold(s, lead, e), z3.And(_leads(lead, j), lead.epoch == e))
+            named = z3.And(e <= s.ctrl_epoch, s.hist_leader[slot] == j, acting, quiet)
+            held = _prefix(model, _committed(s), s.committed_len, _kept(model, lead))
+            facts.append(z3.Implies(named, held))
+    return z3.And(*facts)
+
+
+def records_kept_by_writer(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    if model.config.lossy_crash:
+        return model.a.true
+    facts = []
+    for k, ep, rid, used in _all_slots(model, s):
+        writer = model.read(s.hist_leader, ep - 1, model.num(NO_LEADER))
+        for j, lead in enumerate(s.replicas):
+            bound = z3.If(lead.epoch == 0, s.ctrl_epoch, lead.epoch)
+            since = _epochs_between(s, ep, bound, lambda slot, j=j: _names(s, slot, j))
+            kept = z3.And(used, writer == j, bound >= ep, *since)
+            held = z3.And(k < lead.log_len, lead.log_ep[k] == ep, lead.log_id[k] == rid)
+            facts.append(z3.Implies(kept, held))
+    return z3.And(*facts)
+
+
+def unwritten_epoch_empty(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    facts = []
+    slots = _all_slots(model, s)
+    for r in s.replicas:
+        for _k, ep, _rid, used in slots:
+            facts.append(z3.Implies(z3.And(r.unwritten_epoch > 0, used), ep != r.unwritten_epoch))
+    return z3.And(*facts)
+
+
+def exposed_below_current_hw(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    if not _epoch_truncation(model):
+        return model.a.true
+    facts = []
+    for _f, (eps, _ids, length), upto, counts in _exposed(model, s):
+        for j, lead in enumerate(s.replicas):
+            current = z3.And(counts, _leads(lead, j), lead.epoch == s.ctrl_epoch)
+            for k in range(model.records):
+                mine = z3.And(current, k < upto, k < length, eps[k] == lead.epoch)
+                facts.append(z3.Implies(mine, k < lead.hw))
+    return z3.And(*facts)
+
+
+def isr_joined_by_fetch(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    if not _isr_fixed(model):
+        return model.a.true
+    facts = []
+    last_isr = model.read(s.hist_isr, s.ctrl_epoch - 1, model.none())
+    for m, r in enumerate(s.replicas):
+        settled = model.a.true
+        if model.behaviour.truncation != ON_FETCH:  # there a fetch comes before truncation
+            settled = z3.Implies(r.epoch == s.ctrl_epoch, r.truncation != MUST_TRUNCATE)
+        joined = z3.And(s.ctrl_isr[m], z3.Not(last_isr[m]))
+        facts.append(z3.Implies(joined, z3.And(r.epoch >= s.ctrl_epoch, settled)))
+        for slot in range(1, len(s.hist_isr)):
+            new = z3.And(
+                slot + 1 <= s.ctrl_epoch, s.hist_isr[slot][m], z3.Not(s.hist_isr[slot - 1][m])
+            )
+            facts.append(z3.Implies(z3.And(new, r.epoch != 0), r.epoch >= slot))
+    return z3.And(*facts)
+
+
+def noticed_dead_out_of_isr(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    b = model.behaviour
+    if not _isr_fixed(model) or (b.alter_isr and not b.isr_needs_live_replicas):
+        return model.a.true
+    facts = []
+    for m in model.ids:
+        gone = z3.And(z3.Not(s.ctrl_live[m]), s.ctrl_isr[m])
+        alone = z3.And(model.m_eq(s.ctrl_isr, model.only(m)), s.ctrl_leader == NO_LEADER)
+        facts.append(z3.Implies(gone, alone))
+    return z3.And(*facts)
+
+
+def epoch_names_leader(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    facts = []
+    for r in s.replicas:
+        named = model.read(s.hist_leader, r.epoch - 1, model.num(NO_LEADER)) != NO_LEADER
+        facts.append(z3.Implies(r.epoch >= 1, named))
+    return z3.And(*facts)
+
+
+def joined_past_epoch_start(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    b, cfg = model.behaviour, model.config
+    if not (_epoch_truncation(model) and _isr_fixed(model) and b.isr_join_needs_epoch_start):
+        return model.a.true
+    if cfg.lossy_crash:
+        return model.a.true
+    facts = []
+    last_isr = model.read(s.hist_isr, s.ctrl_epoch - 1, model.none())
+    for j, lead in enumerate(s.replicas):
+        current = z3.And(_leads(lead, j), lead.epoch == s.ctrl_epoch)
+        for m, r in enumerate(s.replicas):
+            if m == j:
+                continue
+            joined = z3.And(current, s.ctrl_isr[m], z3.Not(last_isr[m]))
+            facts.append(z3.Implies(joined, _prefix_of(model, lead, lead.epoch_start, r)))
     return z3.And(*facts)
 
 
@@ -692,7 +1023,10 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
         "remote-leo-behind",
         "A leader's log up to the fetch offset it recorded for a follower is in that "
         "follower's log (the offset was the follower's LEO, a prefix of the leader's log, and "
-        "a follower truncates only where it and its leader disagree)."
+        "a follower truncates only where it and its leader disagree), as long as every "
+        "LeaderAndIsr the follower has had since the leader's epoch names that leader, the "
+        "follower itself, or a leader that has not acted (a follower of a newer leader may "
+        "truncate below the offset a zombie leader recorded: on 3 replicas)."
         " Only where followers truncate by leader epoch, and not where a diverging fetch "
         "moves the recorded offset (KAFKA-13141, Behaviour.diverged_fetch_moves_leader).",
         remote_leo_behind,
@@ -723,5 +1057,154 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
         " Not with AlterIsr (Behaviour.alter_isr): a refused proposal shrinks the maximal ISR "
         "without a HW update.",
         leader_hw_current,
+    ),
+    SymbolicLemma(
+        "epoch-answer-owed",
+        "An OffsetsForLeaderEpoch answer in flight goes to a follower that still owes its "
+        "truncation: it is sent only then (_follower_actions), handling it is the only way to "
+        "settle, and a fetcher restart that keeps it sets MUST_TRUNCATE again "
+        "(BrokerRules._make_follower).",
+        epoch_answer_owed,
+    ),
+    SymbolicLemma(
+        "crashes-counted",
+        "Every broker that is down, restarted and not yet told its role, or seen down by the "
+        "controller took a crash of its own, and one down again after the controller saw it "
+        "restart (epoch 0) took two: only a crash takes a broker down or makes it forget its "
+        "leader (broker.crashed; State.crashes).  Not where a follower halts on "
+        "OFFSET_OUT_OF_RANGE (Behaviour.exits_on_out_of_range, unclean election off), which "
+        "downs a broker uncounted.",
+        crashes_counted,
+    ),
+    SymbolicLemma(
+        "epoch-answer-asked",
+        "An OffsetsForLeaderEpoch answer in flight answers the follower's latest epoch as it "
+        "still is (a follower owing truncation does not change its log), asked in an epoch at "
+        "most its own whose leader is still its leader, with only LeaderAndIsr requests naming "
+        "that leader or none since (a fetcher restart for another leader drops the answer, "
+        "_make_follower; not so after a controller failover before KAFKA-7786, "
+        "Behaviour.epoch_answer_checks_epoch).  Under KIP-320 (Behaviour.fenced_by_epoch) the "
+        "leader had the epoch of the request.  The answer names the UNDEFINED epoch exactly "
+        "when its end offset is UNDEFINED (LeaderEpochFileCache.endOffsetFor, KIP-279; "
+        "KIP-101's answers name no epoch).",
+        epoch_answer_asked,
+    ),
+    SymbolicLemma(
+        "epoch-answer-from-leader",
+        "While the leader that answered an OffsetsForLeaderEpoch request still leads the epoch "
+        "it was asked in, its answer is what it would answer now, up to a larger end offset "
+        "for its latest epoch (a leader's cache only grows at its log end; "
+        "Partition.lastOffsetForLeaderEpoch).  Where the leader caches its epoch at once "
+        "(KAFKA-7415, Behaviour.leader_caches_epoch) and answers only in the follower's epoch "
+        "(KIP-320, Behaviour.fenced_by_epoch).",
+        epoch_answer_from_leader,
+    ),
+    SymbolicLemma(
+        "no-out-of-range",
+        "No fetch is answered OFFSET_OUT_OF_RANGE: a follower fetches only once it truncated "
+        "in its leader's epoch (KIP-320 fencing, and every new epoch re-truncates, "
+        "KAFKA-7395), so its log is a prefix of that leader's.  Only with "
+        "Behaviour.fenced_by_epoch and retruncate_same_leader 'every', before truncation on "
+        "fetch (which answers an unknown epoch OFFSET_OUT_OF_RANGE), without lossy crashes or "
+        "unclean election.",
+        no_out_of_range,
+    ),
+    SymbolicLemma(
+        "follower-leader-told",
+        "Under KIP-320 (Behaviour.fenced_by_epoch) a follower that truncated, or has an answer "
+        "in flight, did so in an epoch its leader had reached: the leader leads its own epoch "
+        "and every LeaderAndIsr between the two names it or nobody (an answer kept across a "
+        "fetcher restart for the same leader, before KAFKA-7786, is the only lag).  A "
+        "leader's recorded offset for a follower comes from a fetch in the follower's epoch "
+        "or before a re-election of the same leader (Partition.makeLeader keeps the offsets "
+        "of a broker that already led).",
+        follower_leader_told,
+    ),
+    SymbolicLemma(
+        "follower-log-in-leader",
+        "A follower that truncated, what it keeps once the answer in flight is handled, and "
+        "the log a fetch response would give it, are in the log (as it keeps it) of its "
+        "leader, also before the leader hears of the follower's epoch and while the leader "
+        "is in a later epoch it leads again: the follower truncated to agree with that leader "
+        "and copied from it, and that leader has been no one's follower since "
+        "(_do_epoch_response, _do_fetch_response).  Only with KIP-320 fencing, without lossy "
+        "crashes or controller failover, where followers truncate by leader epoch.",
+        follower_log_in_leader,
+    ),
+    SymbolicLemma(
+        "later-isr-within-view",
+        "The ISR a leader believes in covers every later ISR of the controller until a leader "
+        "of a later epoch acts: the controller only shrinks the ISR (_do_notice_crash, "
+        "_do_elect keep or cut it), and only a leader told of its epoch adds members, writing "
+        "its own view and ZooKeeper's together.  The same holds for the ISR the controller "
+        "named with a leader not yet told.  A leader of the current epoch whose ISR was not "
+        "rewritten (or any, before AlterIsr) sees the controller's ISR.  Not with unclean "
+        "election, ELR or a broken design rule.",
+        later_isr_within_view,
+    ),
+    SymbolicLemma(
+        "committed-in-named-leader",
+        "The leader named for an epoch holds every committed record while nobody acted in a "
+        "later epoch: it was elected from an ISR that held them (committed-in-isr), and "
+        "committed grows only under a leader told of the current epoch "
+        "(KafkaReplication._record_commits).  Where followers truncate by leader epoch, "
+        "without unclean election, ELR, a broken design rule or lossy crashes.",
+        committed_in_named_leader,
+    ),
+    SymbolicLemma(
+        "records-kept-by-writer",
+        "The leader of an epoch keeps every record of that epoch at its offset as long as "
+        "every LeaderAndIsr it has had since names it or nobody: only a follower truncates "
+        "(_make_follower, _truncated_to), and a crash keeps the log.  Not with lossy crashes.",
+        records_kept_by_writer,
+    ),
+    SymbolicLemma(
+        "unwritten-epoch-empty",
+        "A cached epoch without a record has no record anywhere: only its leader writes in it, "
+        "and its first write replaces the cached entry (_do_write; "
+        "LeaderEpochFileCache.assign).",
+        unwritten_epoch_empty,
+    ),
+    SymbolicLemma(
+        "exposed-below-current-hw",
+        "Records of the current epoch that any replica exposes below a HW (as "
+        "hw-prefix-in-isr counts them) are below the HW of that epoch's running leader: "
+        "followers take their HW from its fetch responses and it never lowers it while it "
+        "leads.  Where followers truncate by leader epoch.",
+        exposed_below_current_hw,
+    ),
+    SymbolicLemma(
+        "isr-joined-by-fetch",
+        "A member that was not in an epoch's ISR when the controller sent it, and is in a "
+        "later one, joined by fetching in that epoch (MessageRules._leader_saw_fetch: the "
+        "only way the ISR grows), so its epoch is at least that one; a member added in the "
+        "current epoch has settled its truncation in it (not so with truncation on fetch, "
+        "where the fetch comes first).  Not with unclean election, ELR or a broken design "
+        "rule.",
+        isr_joined_by_fetch,
+    ),
+    SymbolicLemma(
+        "noticed-dead-out-of-isr",
+        "A broker the controller saw down is in its ISR only as the last member, with no "
+        "leader (_do_notice_crash removes it otherwise; nobody can add it before it is seen "
+        "back).  Not with unclean election, ELR, a broken design rule, or AlterIsr before "
+        "KIP-841 (Behaviour.isr_needs_live_replicas), which may accept a request naming it.",
+        noticed_dead_out_of_isr,
+    ),
+    SymbolicLemma(
+        "epoch-names-leader",
+        "A replica's epoch is one whose LeaderAndIsr named a leader: a request naming none "
+        "does not take effect at a broker (ControllerRules._takes_effect, _next_request).",
+        epoch_names_leader,
+    ),
+    SymbolicLemma(
+        "joined-past-epoch-start",
+        "A member the current leader added to the ISR holds the leader's log up to the start "
+        "of its epoch: it joined on a fetch at or past that offset, from a log that was a "
+        "prefix of the leader's (KAFKA-7128, Behaviour.isr_join_needs_epoch_start; "
+        "MessageRules._leader_saw_fetch), and does not truncate again in the epoch.  Where "
+        "followers truncate by leader epoch, without unclean election, ELR, a broken design "
+        "rule or lossy crashes.",
+        joined_past_epoch_start,
     ),
 )
