@@ -682,7 +682,9 @@ def follower_leader_told(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
             own = model.read(s.hist_leader, lead.epoch - 1, model.num(NO_LEADER)) == j
             facts.append(z3.Implies(z3.And(follows, lead.epoch <= f.epoch), own))
             seen = z3.And(_leads(lead, j), lead.remote[i] >= 0, f.epoch >= 1)
-            recorded = _epochs_between(s, f.epoch, lead.epoch, lambda slot, j=j: _names(s, slot, j))
+            recorded = _epochs_between(
+                s, f.epoch - 1, lead.epoch, lambda slot, j=j: _names(s, slot, j)
+            )
             facts.append(z3.Implies(seen, z3.And(*recorded)))
     return z3.And(*facts)
 
@@ -856,6 +858,35 @@ def joined_past_epoch_start(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
                 continue
             joined = z3.And(current, s.ctrl_isr[m], z3.Not(last_isr[m]))
             facts.append(z3.Implies(joined, _prefix_of(model, lead, lead.epoch_start, r)))
+    return z3.And(*facts)
+
+
+def hw_prefix_in_lagging_leaders(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    b, cfg = model.behaviour, model.config
+    if not (_epoch_truncation(model) and _isr_fixed(model) and b.fenced_by_epoch):
+        return model.a.true
+    if cfg.lossy_crash:
+        return model.a.true
+
+    def lagging(e: object) -> z3.BoolRef:
+        """A member of the controller's ISR is in epoch ``e`` or an older one (not 0)."""
+        members = [
+            z3.And(s.ctrl_isr[m], r.epoch >= 1, r.epoch <= e) for m, r in enumerate(s.replicas)
+        ]
+        return z3.Or(*members)
+
+    exposed = [(records, upto, counts) for _f, records, upto, counts in _exposed(model, s)]
+    exposed.append((_committed(s), s.committed_len, model.a.true))
+    facts = []
+    for records, upto, counts in exposed:
+        for j, lead in enumerate(s.replicas):
+            held = _prefix(model, records, upto, _kept(model, lead))
+            running = z3.And(counts, _leads(lead, j), lagging(lead.epoch))
+            facts.append(z3.Implies(running, held))
+            for slot in range(len(s.hist_leader)):  # epoch slot + 1
+                e = slot + 1
+                named = z3.And(e <= s.ctrl_epoch, s.hist_leader[slot] == j, _untold(s, lead, e))
+                facts.append(z3.Implies(z3.And(counts, named, lagging(e)), held))
     return z3.And(*facts)
 
 
@@ -1115,9 +1146,11 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
         "in flight, did so in an epoch its leader had reached: the leader leads its own epoch "
         "and every LeaderAndIsr between the two names it or nobody (an answer kept across a "
         "fetcher restart for the same leader, before KAFKA-7786, is the only lag).  A "
-        "leader's recorded offset for a follower comes from a fetch in the follower's epoch "
-        "or before a re-election of the same leader (Partition.makeLeader keeps the offsets "
-        "of a broker that already led).",
+        "leader's recorded offset for a follower comes from a fetch in an epoch of that "
+        "leader, the follower's own or an older one, and every LeaderAndIsr from the "
+        "follower's epoch to the leader's names that leader or nobody (the fetch is fenced to "
+        "the leader's epoch, and Partition.makeLeader keeps the offsets only of a broker "
+        "re-elected).",
         follower_leader_told,
     ),
     SymbolicLemma(
@@ -1206,5 +1239,24 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
         "followers truncate by leader epoch, without unclean election, ELR, a broken design "
         "rule or lossy crashes.",
         joined_past_epoch_start,
+    ),
+    SymbolicLemma(
+        "hw-prefix-in-lagging-leaders",
+        "What any replica exposes below a HW (as hw-prefix-in-isr counts it), and every "
+        "committed record, is in the log of every running leader, and of every leader named "
+        "for an epoch before it hears of it, whose epoch is at least that of some member of "
+        "the controller's ISR (hw-prefix-in-leaders bounds it by the exposing replica's "
+        "epoch instead, which may be later than the epoch the HW passed the records in).  "
+        "The HW passed them in some epoch E under its leader L, counting every member of "
+        "L's ISR, which held the ISR member then (only a fetch adds a member, "
+        "MessageRules._leader_saw_fetch, and the controller only shrinks the ISR): that "
+        "member's LEO reached them by a fetch from L, which KIP-320 fences to L's epoch, so a "
+        "member still in an epoch before E fetched from L across re-elections of L alone "
+        "(Partition.makeLeader keeps a re-elected leader's offsets).  Every epoch from the "
+        "member's on is then L's or one at or after E, whose leaders were elected from ISRs "
+        "that held the records and only truncate to agree with such a leader.  With KIP-320 "
+        "(Behaviour.fenced_by_epoch), where followers truncate by leader epoch, without "
+        "unclean election, ELR, a broken design rule or lossy crashes.",
+        hw_prefix_in_lagging_leaders,
     ),
 )
