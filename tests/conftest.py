@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import signal
 import subprocess
 import sys
@@ -96,3 +97,19 @@ def reachable(model) -> set:
                     next_level.append(after)
         frontier = next_level
     return seen
+
+
+def walk_states(model, walks: int, depth: int, seed: int) -> list:
+    """The states of ``walks`` seeded random walks of up to ``depth`` steps from the first
+    initial state, each state once: for tests on spaces too large to hold whole."""
+    rng = random.Random(seed)
+    seen: dict = {}
+    for _ in range(walks):
+        state = model.init_states()[0]
+        for _ in range(depth):
+            seen.setdefault(state, None)
+            enabled = list(model.actions(state))
+            if not enabled:
+                break
+            state = model.next_state(state, rng.choice(enabled))
+    return list(seen)

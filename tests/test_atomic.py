@@ -13,13 +13,12 @@ action are shared, so those are what this test guards (a shifted truncation poin
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from model import KafkaReplication, make_config
 from model.interface import Action
 from model.state import MUST_TRUNCATE, NOTHING_IN_FLIGHT
+from tests.conftest import walk_states
 
 CONFIGS = [
     dict(mode=release, replicas=2, records=2, epochs=3, crashes=1)
@@ -29,21 +28,6 @@ CONFIGS = [
     dict(mode="2.0.1", replicas=3, records=2, epochs=4, crashes=1, controller_failover=True),
     dict(mode="2.1.0", replicas=2, records=2, epochs=4, crashes=2, lossy_crash=True),
 ]
-
-
-def coarse_states(model: KafkaReplication, walks: int = 150, depth: int = 30) -> list:
-    """States the coarse model reaches: random walks (seeded), each state once."""
-    rng = random.Random(7)
-    seen: dict = {}
-    for _ in range(walks):
-        state = model.init_states()[0]
-        for _ in range(depth):
-            seen.setdefault(state, None)
-            enabled = list(model.actions(state))
-            if not enabled:
-                break
-            state = model.next_state(state, rng.choice(enabled))
-    return list(seen)
 
 
 def realise(fine: KafkaReplication, state, action: Action):
@@ -74,7 +58,7 @@ def realise(fine: KafkaReplication, state, action: Action):
 def test_every_coarse_step_is_a_request_and_its_immediate_response(values):
     coarse = KafkaReplication(make_config({**values, "atomic": True}))
     fine = KafkaReplication(make_config({**values, "atomic": False}))
-    states = coarse_states(coarse)
+    states = walk_states(coarse, walks=150, depth=30, seed=7)
     assert len(states) > 300
     kinds = set()
     for state in states:

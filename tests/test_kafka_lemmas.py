@@ -5,7 +5,6 @@ consistent-logs for 2.1.0 on 2 replicas at the default bounds."""
 
 from __future__ import annotations
 
-import random
 import re
 
 import pytest
@@ -18,7 +17,7 @@ from invariants.kafka_z3 import Z3_INVARIANTS
 from model.config import make_config
 from model.kafka import KafkaReplication
 from model.symbolic.kafka import KafkaSymbolic
-from tests.conftest import reachable
+from tests.conftest import reachable, walk_states
 from traces.load import parse_action
 from traces.replay import execute
 
@@ -44,22 +43,6 @@ def _false_lemmas(values: dict) -> dict[str, object]:
     """Each lemma false on some reachable state of the configuration: one such state."""
     config = make_config(values)
     return _false_lemmas_on(config, reachable(KafkaReplication(config)))
-
-
-def _walk_states(model, walks: int, seed: int, longest: int = 60) -> set:
-    """The states of ``walks`` seeded random walks (5 to ``longest`` steps) of ``model``."""
-    rng = random.Random(seed)
-    init = model.init_states()
-    seen: set = set()
-    for _ in range(walks):
-        state = rng.choice(init)
-        for _ in range(rng.randint(5, longest)):
-            actions = list(model.actions(state))
-            if not actions:
-                break
-            state = model.next_state(state, rng.choice(actions))
-            seen.add(state)
-    return seen
 
 
 # 2.1.0 on 3 replicas: r1 and r2 fetch from r0, r1 is elected, and r2, told of the new
@@ -88,7 +71,7 @@ def test_lemmas_hold_on_a_three_replica_trace_and_walks():
     model = KafkaReplication(config)
     trace = [state for _action, state in execute(model, map(parse_action, THREE_REPLICA_TRACE))]
     assert _false_lemmas_on(config, trace) == {}
-    assert _false_lemmas_on(config, _walk_states(model, 150, seed=1, longest=25)) == {}
+    assert _false_lemmas_on(config, walk_states(model, walks=150, depth=20, seed=1)) == {}
 
 
 @pytest.mark.slow
@@ -96,7 +79,7 @@ def test_lemmas_hold_on_many_three_replica_walks():
     config = make_config(THREE_REPLICAS)
     model = KafkaReplication(config)
     for seed in (2, 3):
-        assert _false_lemmas_on(config, _walk_states(model, 1000, seed)) == {}
+        assert _false_lemmas_on(config, walk_states(model, walks=1000, depth=40, seed=seed)) == {}
 
 
 def test_lemma_ids_and_docs():
