@@ -12,6 +12,7 @@ model updates after every step (KafkaReplication._record_commits).
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import os
 import sys
@@ -74,6 +75,7 @@ def count(values: dict) -> tuple[str, int, int, int]:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     print("| bounds | instance pairs | independent | independent without the ghost |")
     print("|---|---:|---:|---:|")
     for values in CONFIGS:
