@@ -843,6 +843,16 @@ def epoch_names_leader(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
     return z3.And(*facts)
 
 
+def _records_before(model: KafkaSymbolic, r: SymReplica, epoch: object) -> object:
+    """How many records of ``r``'s log are of epochs before ``epoch``: where ``epoch``
+    starts in it (log-epochs-ordered), kept on disk when ``r`` crashes."""
+    count = model.num(0)
+    for k in range(model.records):
+        older = z3.And(k < r.log_len, r.log_ep[k] < epoch)
+        count = count + z3.If(older, model.num(1), model.num(0))
+    return count
+
+
 def joined_past_epoch_start(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
     b, cfg = model.behaviour, model.config
     if not (_epoch_truncation(model) and _isr_fixed(model) and b.isr_join_needs_epoch_start):
@@ -851,13 +861,32 @@ def joined_past_epoch_start(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
         return model.a.true
     facts = []
     last_isr = model.read(s.hist_isr, s.ctrl_epoch - 1, model.none())
+    last_leader = model.read(s.hist_leader, s.ctrl_epoch - 1, model.num(NO_LEADER))
     for j, lead in enumerate(s.replicas):
         current = z3.And(_leads(lead, j), lead.epoch == s.ctrl_epoch)
+        start = _records_before(model, lead, s.ctrl_epoch)
         for m, r in enumerate(s.replicas):
             if m == j:
                 continue
-            joined = z3.And(current, s.ctrl_isr[m], z3.Not(last_isr[m]))
-            facts.append(z3.Implies(joined, _prefix_of(model, lead, lead.epoch_start, r)))
+            joined = z3.And(s.ctrl_isr[m], z3.Not(last_isr[m]))
+            held = _prefix_of(model, lead, lead.epoch_start, r)
+            facts.append(z3.Implies(z3.And(current, joined), held))
+            kept = _prefix(model, _log(lead), start, _kept(model, r))
+            facts.append(z3.Implies(z3.And(last_leader == j, joined), kept))
+    return z3.And(*facts)
+
+
+def joined_member_recorded(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    if not _isr_fixed(model):
+        return model.a.true
+    facts = []
+    for j, lead in enumerate(s.replicas):
+        named = model.read(s.hist_isr, lead.epoch - 1, model.none())
+        for m in model.ids:
+            if m == j:
+                continue
+            added = z3.And(_leads(lead, j), lead.isr[m], z3.Not(named[m]))
+            facts.append(z3.Implies(added, lead.remote[m] >= 0))
     return z3.And(*facts)
 
 
@@ -1232,13 +1261,25 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
     ),
     SymbolicLemma(
         "joined-past-epoch-start",
-        "A member the current leader added to the ISR holds the leader's log up to the start "
-        "of its epoch: it joined on a fetch at or past that offset, from a log that was a "
-        "prefix of the leader's (KAFKA-7128, Behaviour.isr_join_needs_epoch_start; "
-        "MessageRules._leader_saw_fetch), and does not truncate again in the epoch.  Where "
-        "followers truncate by leader epoch, without unclean election, ELR, a broken design "
-        "rule or lossy crashes.",
+        "A member the current epoch's leader added to the ISR holds the leader's log up to "
+        "the start of its epoch: it joined on a fetch at or past that offset, from a log "
+        "that was a prefix of the leader's (KAFKA-7128, Behaviour.isr_join_needs_epoch_start; "
+        "MessageRules._leader_saw_fetch), and does not truncate again in the epoch.  It "
+        "stays so after the leader crashes: the leader's log, whose records of earlier "
+        "epochs end where its epoch starts, stays on disk.  Where followers truncate by "
+        "leader epoch, without unclean election, ELR, a broken design rule or lossy "
+        "crashes.",
         joined_past_epoch_start,
+    ),
+    SymbolicLemma(
+        "joined-member-recorded",
+        "A running leader holds a recorded offset for every member of its ISR that the ISR "
+        "its epoch was named with lacked: it adds a member only on that member's fetch, "
+        "which records the fetch offset first (MessageRules._leader_saw_fetch, "
+        "Partition.updateReplicaLogReadResult), and forgets the offsets only when it "
+        "becomes leader anew, with the named ISR (Partition.makeLeader).  Not with unclean "
+        "election, ELR or a broken design rule.",
+        joined_member_recorded,
     ),
     SymbolicLemma(
         "hw-prefix-in-lagging-leaders",
