@@ -16,13 +16,16 @@ neither which model it runs nor how its states are encoded.
   need strengthening lemmas (named predicates the model declares); they are
   proved together with the property, so each lemma is itself checked.  When the
   step fails, its states are a counterexample to induction (CTI) for the user
-  to read.
+  to read.  The step is checked once per action out of its last state, in
+  worker processes: one query per action was twice as fast as one over all of
+  them (2.1.0, 3 replicas: 328 s against 638 s), and the queries are independent.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import z3
@@ -183,6 +186,10 @@ def _why_unknown(solver: z3.Solver, deadline: float | None) -> str:
     return "unknown"
 
 
+def _all_hold(predicates: Sequence[Property | Lemma], s: object) -> z3.BoolRef:
+    return z3.And([p.holds(s) for p in predicates])
+
+
 def _is_false(solution: z3.ModelRef, formula: z3.BoolRef) -> bool:
     return z3.is_false(solution.eval(formula, model_completion=True))
 
@@ -285,11 +292,14 @@ def k_induction(
     *,
     candidates: Sequence[Property | Lemma] = (),
     time_limit: float | None = None,
+    jobs: int = 1,
     on_step: Callable[[str, int, float], None] | None = None,
+    on_action: Callable[[int, int, int], None] | None = None,
 ) -> InductionResult:
     """Prove ``properties`` and ``lemmas`` together for every depth, by k-induction with
     k = 1 .. ``max_k``.  ``candidates`` are other known predicates, offered as lemma
-    suggestions when a CTI violates them."""
+    suggestions when a CTI violates them.  ``jobs`` processes share the induction
+    step's actions; ``on_action(k, done, total)`` follows them."""
     start = time.monotonic()
     deadline = start + time_limit if time_limit is not None else None
     everything: list[Property | Lemma] = [*properties, *lemmas]
@@ -298,7 +308,7 @@ def k_induction(
     )
 
     def holds(s: object) -> z3.BoolRef:
-        return z3.And([p.holds(s) for p in everything])
+        return _all_hold(everything, s)
 
     # Base case: no execution of fewer than k steps breaks any of them.  One BMC run,
     # deepened as k grows (the lemmas are checked here like the invariants).
@@ -331,41 +341,21 @@ def k_induction(
             if on_step:
                 on_step("base", k, time.monotonic() - t0)
 
-            # Step: k states of the domain where everything holds, all different (a
-            # simple path), then a step to a state where something fails.
             t0 = time.monotonic()
-            solver = _solver(symbolic)
-            path = _Unrolling(symbolic, solver, f"k{k}_")
-            for _ in range(k + 1):
-                s = path.add_state()
-                solver.add(symbolic.domain(s))
-            for i, s in enumerate(path.states[:-1]):
-                solver.add(holds(s))
-                for t in path.states[i + 1 : -1]:
-                    solver.add(z3.Not(symbolic.same(s, t)))
-            last = path.states[-1]
-            solver.add(z3.Not(holds(last)))
-            answer = _check(solver, deadline)
+            job = _StepJob(symbolic, everything, candidates, k, deadline)
+            refuted = _induction_step(job, jobs, on_action)
             if on_step:
                 on_step("step", k, time.monotonic() - t0)
-            if answer == z3.unsat:
+            if refuted is None:
                 result.status = "proved"
                 break
-            if answer == z3.unknown:
-                result.status = _why_unknown(solver, deadline)
+            if refuted.answer != "sat":
+                result.status = refuted.answer
                 break
-            solution = solver.model()
-            result.cti = [symbolic.decode(solution, s) for s in path.states]
-            result.cti_actions = path.actions(solution)
-            result.cti_broken = tuple(
-                p.id for p in everything if _is_false(solution, p.holds(last))
-            )
-            result.suggestions = tuple(
-                c.id
-                for c in candidates
-                if c.id not in {p.id for p in everything}
-                and any(_is_false(solution, c.holds(s)) for s in path.states[:-1])
-            )
+            result.cti = refuted.cti
+            result.cti_actions = refuted.actions
+            result.cti_broken = refuted.broken
+            result.suggestions = refuted.suggestions
     except KeyboardInterrupt:
         result.status = "interrupted"
     except z3.Z3Exception as e:
@@ -374,3 +364,135 @@ def k_induction(
         result.status = "interrupted"
     result.seconds = time.monotonic() - start
     return result
+
+
+# ------------------------------------------------------------ the induction step
+
+
+@dataclass(frozen=True)
+class _StepJob:
+    """The induction step at ``k``: what a worker needs to check actions of it."""
+
+    symbolic: SymbolicModel
+    everything: Sequence[Property | Lemma]
+    candidates: Sequence[Property | Lemma]
+    k: int
+    deadline: float | None
+
+    def holds(self, s: object) -> z3.BoolRef:
+        return _all_hold(self.everything, s)
+
+
+@dataclass(frozen=True)
+class _StepAnswer:
+    """One action's query: ``answer`` is "unsat", "sat" (then the CTI), or why z3 gave
+    no answer ("timeout", "interrupted", "unknown")."""
+
+    answer: str
+    cti: list[Hashable] = field(default_factory=list)
+    actions: list[Action] = field(default_factory=list)
+    broken: tuple[str, ...] = ()
+    suggestions: tuple[str, ...] = ()
+
+
+def _induction_path(job: _StepJob) -> tuple[z3.Solver, _Unrolling]:
+    """k states of the domain where everything holds, all different (a simple path);
+    the step out of the last one is added per action, by _refute_step."""
+    solver = _solver(job.symbolic)
+    path = _Unrolling(job.symbolic, solver, f"k{job.k}_")
+    for _ in range(job.k):
+        solver.add(job.symbolic.domain(path.add_state()))
+    for i, s in enumerate(path.states):
+        solver.add(job.holds(s))
+        for t in path.states[i + 1 :]:
+            solver.add(z3.Not(job.symbolic.same(s, t)))
+    return solver, path
+
+
+def _refute_step(job: _StepJob, solver: z3.Solver, path: _Unrolling, index: int) -> _StepAnswer:
+    """Can action ``index``, taken from the path's last state, reach a state of the
+    domain where something fails?"""
+    m = job.symbolic
+    action = path.instances[index]
+    before = path.states[-1]
+    after = m.effect(before, action)
+    solver.push()
+    try:
+        solver.add(m.guard(before, action), m.domain(after), z3.Not(job.holds(after)))
+        answer = _check(solver, job.deadline)
+        if answer == z3.unsat:
+            return _StepAnswer("unsat")
+        if answer == z3.unknown:
+            return _StepAnswer(_why_unknown(solver, job.deadline))
+        solution = solver.model()
+        used = {p.id for p in job.everything}
+        return _StepAnswer(
+            "sat",
+            cti=[m.decode(solution, s) for s in (*path.states, after)],
+            actions=[*path.actions(solution), action],
+            broken=tuple(p.id for p in job.everything if _is_false(solution, p.holds(after))),
+            suggestions=tuple(
+                c.id
+                for c in job.candidates
+                if c.id not in used and any(_is_false(solution, c.holds(s)) for s in path.states)
+            ),
+        )
+    finally:
+        solver.pop()
+
+
+# The job and this process's solver for it, in the workers (inherited by fork).
+_JOB: _StepJob | None = None
+_WORKER_PATH: tuple[z3.Solver, _Unrolling] | None = None
+
+
+def _step_worker(index: int) -> _StepAnswer:
+    global _WORKER_PATH
+    assert _JOB is not None
+    try:
+        if _WORKER_PATH is None:
+            _WORKER_PATH = _induction_path(_JOB)
+        return _refute_step(_JOB, *_WORKER_PATH, index)
+    except KeyboardInterrupt:
+        return _StepAnswer("interrupted")
+    except z3.Z3Exception as e:  # z3 turns Ctrl-C inside check() into "canceled"
+        if "cancel" not in str(e):
+            raise
+        return _StepAnswer("interrupted")
+
+
+def _induction_step(
+    job: _StepJob, jobs: int, on_action: Callable[[int, int, int], None] | None
+) -> _StepAnswer | None:
+    """The first action that refutes the step (a CTI, or z3 giving up), or None when
+    none does.  With ``jobs`` > 1 the actions are shared among forked workers (the z3
+    terms cannot be pickled; where fork is missing it runs in this process), and the
+    first CTI any worker finds is the one reported."""
+    total = len(job.symbolic.instances())
+    if jobs > 1 and total > 1 and "fork" in multiprocessing.get_all_start_methods():
+        answers = _forked_answers(job, min(jobs, total))
+    else:
+        solver, path = _induction_path(job)
+        answers = (_refute_step(job, solver, path, i) for i in range(total))
+    try:
+        for done, answer in enumerate(answers, 1):
+            if on_action:
+                on_action(job.k, done, total)
+            if answer.answer != "unsat":
+                return answer
+        return None
+    finally:
+        answers.close()  # stops the workers at once
+
+
+def _forked_answers(job: _StepJob, workers: int) -> Iterator[_StepAnswer]:
+    global _JOB
+    _JOB = job
+    pool = multiprocessing.get_context("fork").Pool(workers)
+    try:
+        total = len(job.symbolic.instances())
+        yield from pool.imap_unordered(_step_worker, range(total))
+    finally:
+        _JOB = None
+        pool.terminate()
+        pool.join()

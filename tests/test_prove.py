@@ -138,3 +138,31 @@ def test_induction_base_case_reports_a_real_violation() -> None:
     assert found.status == "violated" and found.violation is not None
     assert found.violation.invariant == "b-bounded"  # the jump breaks the lemma too
     assert found.violation.length == 5
+
+
+A_BOUNDED = Property("a-bounded", lambda s: s[0] <= LIMIT, lambda st: None)
+
+
+def _is_cti(found, explicit: Counters) -> bool:
+    """A CTI: its first state satisfies the property, the action is the explicit
+    model's, and leads to the last state, which breaks it."""
+    first, second = found.cti
+    (action,) = found.cti_actions
+    enabled = action in explicit.actions(first)
+    return enabled and explicit.next_state(first, action) == second and b_bounded(second)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_step_is_shared_among_workers_with_the_same_verdicts(jobs: int) -> None:
+    """Two actions, so two workers each take one: the proof and the CTI agree with the
+    single-process run."""
+    explicit, symbolic = Counters(jump=True), SymbolicCounters(jump=True)
+    proved = k_induction(explicit, symbolic, [A_BOUNDED], [], max_k=2, jobs=jobs)
+    assert proved.status == "proved" and proved.k == 1
+    seen: list[tuple[int, int, int]] = []
+    found = k_induction(
+        explicit, symbolic, [B_BOUNDED], [], max_k=1, jobs=jobs, on_action=lambda *a: seen.append(a)
+    )
+    assert found.status == "cti" and found.cti_broken == ("b-bounded",)
+    assert b_bounded(found.cti[0]) is None and _is_cti(found, explicit)
+    assert seen and seen[-1][0] == 1 and seen[-1][2] == 2  # k=1, of 2 actions

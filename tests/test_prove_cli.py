@@ -76,3 +76,13 @@ def test_ctrl_c_reports_the_depth_reached():
     doc = json.loads(out)
     assert code == 130 and doc["status"] == "interrupted", err
     assert doc["cleared_depth"] >= 3 and "Traceback" not in err
+
+
+def test_ctrl_c_stops_the_induction_step_and_its_workers():
+    """The step runs in worker processes; Ctrl-C reports the k reached, and no worker
+    outlives the run (communicate() would wait for their stderr otherwise)."""
+    argv = ["prove", "--kafka", "2.1.0", "--replicas", "3", "--induction", "--json"]
+    code, out, err = interrupt_replcheck([*argv, "--workers", "2"], 5.0)
+    doc = json.loads(out)
+    assert code == 130 and doc["status"] == "interrupted" and doc["k"] == 1, err
+    assert "Traceback" not in err

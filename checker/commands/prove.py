@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import time
 from typing import Any
 
 from checker.bfs import Violation
@@ -42,6 +44,7 @@ from traces.text import format_trace
 NAME = "prove"
 ORDER = 15
 DEFAULT_DEPTH = 12
+PROGRESS_EVERY = 10.0  # seconds between progress lines of a long induction step
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -80,6 +83,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         "lemma; 'none': no lemma).  Each lemma used is proved too",
     )
     g.add_argument("--list-lemmas", action="store_true", help="print the model's lemmas and exit")
+    g.add_argument(
+        "--workers",
+        type=positive_int,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="with --induction: worker processes sharing the induction step, one z3 query "
+        f"per action (default: this machine's cores, {os.cpu_count() or 1}); which CTI is "
+        "shown may vary with N > 1, the verdict does not.  BMC runs in one process",
+    )
     g.add_argument(
         "--timeout",
         type=seconds,
@@ -135,7 +147,23 @@ def _progress(quiet: bool):
             unit = f"{k} states" if kind == "base" else f"k={k}"
             print(f"{what} {unit} (z3 {seconds:.1f} s)", file=sys.stderr, flush=True)
 
-    return depth, step
+    started = {"k": 0, "at": 0.0, "shown": 0.0}
+
+    def action(k: int, done: int, total: int) -> None:
+        """A line every PROGRESS_EVERY seconds while the step's actions are checked."""
+        now = time.monotonic()
+        if started["k"] != k:
+            started.update(k=k, at=now, shown=now)
+        if not quiet and now - started["shown"] >= PROGRESS_EVERY and done < total:
+            started["shown"] = now
+            print(
+                f"induction step at k={k}: {done} of {total} actions refuted "
+                f"({now - started['at']:.0f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    return depth, step, action
 
 
 def run(args: argparse.Namespace) -> int:
@@ -149,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
     symbolic = KafkaSymbolic(config)
     explicit = KafkaReplication(config)
     props = properties(symbolic, args.invariant)
-    on_depth, on_step = _progress(args.quiet)
+    on_depth, on_step, on_action = _progress(args.quiet)
     if args.induction:
         used = lemmas(symbolic, args.lemma)
         candidates = [
@@ -164,7 +192,9 @@ def run(args: argparse.Namespace) -> int:
             args.depth,
             candidates=candidates,
             time_limit=args.timeout,
+            jobs=args.workers,
             on_step=on_step,
+            on_action=on_action,
         )
         return _report_induction(config, result, args)
     if args.lemma:
