@@ -262,6 +262,18 @@ def add_invariant_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> 
     )
 
 
+def add_workers_arg(p: argparse.ArgumentParser | argparse._ArgumentGroup, what: str) -> None:
+    """--workers N, defaulting to this machine's cores; ``what`` says what they do."""
+    cores = os.cpu_count() or 1
+    p.add_argument(
+        "--workers",
+        type=positive_int,
+        default=cores,
+        metavar="N",
+        help=f"{what} (default: this machine's cores, {cores})",
+    )
+
+
 def add_search_args(p: argparse.ArgumentParser) -> None:
     """Options of the exhaustive search, shared by check and compare."""
     g = p.add_argument_group("search")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 
 from checker.bfs import SearchResult
 from checker.cli import (
@@ -15,9 +14,9 @@ from checker.cli import (
     add_model_args,
     add_model_choice,
     add_search_args,
+    add_workers_arg,
     check_writable,
     model_config_from_args,
-    positive_int,
     progress_printer,
     symmetry_on,
 )
@@ -46,14 +45,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_model_args(p)
     add_model_choice(p)
     add_search_args(p)
-    p.add_argument(
-        "--workers",
-        type=positive_int,
-        default=os.cpu_count() or 1,
-        metavar="N",
-        help="worker processes, each owning a share of the visited states (default: this "
-        f"machine's cores, {os.cpu_count() or 1}); the counts and the counterexamples' "
-        "lengths are the same for any N",
+    add_workers_arg(
+        p,
+        "worker processes, each owning a share of the visited states; the counts and the "
+        "counterexamples' lengths are the same for any N",
     )
     p.add_argument(
         "--trace-out",

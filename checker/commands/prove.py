@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from typing import Any
@@ -18,6 +17,7 @@ from checker.cli import (
     UsageError,
     add_invariant_args,
     add_model_args,
+    add_workers_arg,
     check_writable,
     config_from_args,
     positive_int,
@@ -83,14 +83,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "lemma; 'none': no lemma).  Each lemma used is proved too",
     )
     g.add_argument("--list-lemmas", action="store_true", help="print the model's lemmas and exit")
-    g.add_argument(
-        "--workers",
-        type=positive_int,
-        default=os.cpu_count() or 1,
-        metavar="N",
-        help="with --induction: worker processes sharing the induction step, one z3 query "
-        f"per action (default: this machine's cores, {os.cpu_count() or 1}); which CTI is "
-        "shown may vary with N > 1, the verdict does not.  BMC runs in one process",
+    add_workers_arg(
+        g,
+        "with --induction: worker processes sharing the induction step, one z3 query per "
+        "action; which CTI is shown may vary with N > 1, the verdict does not; BMC runs in "
+        "one process",
     )
     g.add_argument(
         "--timeout",
