@@ -7,6 +7,7 @@ import json
 import pytest
 
 from checker.cli import main
+from checker.commands import prove as prove_command
 from tests.conftest import interrupt_replcheck
 
 SMALL = ["--kafka", "2.1.0", "--records", "1", "--epochs", "2", "--unclean"]
@@ -86,3 +87,14 @@ def test_ctrl_c_stops_the_induction_step_and_its_workers():
     doc = json.loads(out)
     assert code == 130 and doc["status"] == "interrupted" and doc["k"] == 1, err
     assert "Traceback" not in err
+
+
+def test_a_long_induction_step_shows_progress(capsys, monkeypatch):
+    monkeypatch.setattr(prove_command, "PROGRESS_EVERY", 0.0)
+    _on_depth, on_step, on_action = prove_command._progress(quiet=False)
+    on_step("base", 1, 0.1)
+    on_action(1, 3, 60)
+    on_action(1, 60, 60)  # the step's own line follows: no progress line for the last
+    err = capsys.readouterr().err
+    assert "induction step at k=1: 3 of 60 actions refuted (0 s)" in err
+    assert "60 of 60" not in err

@@ -138,24 +138,24 @@ def _progress(quiet: bool):
                 flush=True,
             )
 
+    step_started = {"at": time.monotonic(), "shown": time.monotonic()}
+
     def step(kind: str, k: int, seconds: float) -> None:
+        if kind == "base":  # the induction step at k starts now
+            step_started.update(at=time.monotonic(), shown=time.monotonic())
         if not quiet:
             what = "base case: no violation in" if kind == "base" else "induction step at"
             unit = f"{k} states" if kind == "base" else f"k={k}"
             print(f"{what} {unit} (z3 {seconds:.1f} s)", file=sys.stderr, flush=True)
 
-    started = {"k": 0, "at": 0.0, "shown": 0.0}
-
     def action(k: int, done: int, total: int) -> None:
         """A line every PROGRESS_EVERY seconds while the step's actions are checked."""
         now = time.monotonic()
-        if started["k"] != k:
-            started.update(k=k, at=now, shown=now)
-        if not quiet and now - started["shown"] >= PROGRESS_EVERY and done < total:
-            started["shown"] = now
+        if not quiet and now - step_started["shown"] >= PROGRESS_EVERY and done < total:
+            step_started["shown"] = now
             print(
                 f"induction step at k={k}: {done} of {total} actions refuted "
-                f"({now - started['at']:.0f} s)",
+                f"({now - step_started['at']:.0f} s)",
                 file=sys.stderr,
                 flush=True,
             )
