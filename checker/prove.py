@@ -308,9 +308,6 @@ def k_induction(
         "cti", 0, 0.0, tuple(p.id for p in properties), tuple(lem.id for lem in lemmas)
     )
 
-    def holds(s: object) -> z3.BoolRef:
-        return _all_hold(everything, s)
-
     # Base case: no execution of fewer than k steps breaks any of them.  One BMC run,
     # deepened as k grows (the lemmas are checked here like the invariants).
     base_solver = _solver(symbolic)
@@ -323,7 +320,7 @@ def k_induction(
             if k > 1:
                 base.add_state()
             base_solver.push()
-            base_solver.add(z3.Not(holds(base.states[-1])))
+            base_solver.add(z3.Not(_all_hold(everything, base.states[-1])))
             answer = _check(base_solver, deadline)
             if answer == z3.sat:
                 solution = base_solver.model()
@@ -471,7 +468,7 @@ def _induction_step(
     first CTI any worker finds is the one reported."""
     total = len(job.symbolic.instances())
     if jobs > 1 and total > 1 and "fork" in multiprocessing.get_all_start_methods():
-        answers = _forked_answers(job, min(jobs, total))
+        answers = _forked_answers(job, total, min(jobs, total))
     else:
         solver, path = _induction_path(job)
         answers = (_refute_step(job, solver, path, i) for i in range(total))
@@ -486,12 +483,11 @@ def _induction_step(
         answers.close()  # stops the workers at once
 
 
-def _forked_answers(job: _StepJob, workers: int) -> Iterator[_StepAnswer]:
+def _forked_answers(job: _StepJob, total: int, workers: int) -> Iterator[_StepAnswer]:
     global _JOB
     _JOB = job
     pool = multiprocessing.get_context("fork").Pool(workers)
     try:
-        total = len(job.symbolic.instances())
         yield from pool.imap_unordered(_step_worker, range(total))
     finally:
         _JOB = None
