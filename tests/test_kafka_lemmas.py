@@ -11,10 +11,9 @@ import re
 import pytest
 import z3
 
-from checker.prove import Lemma, Property, k_induction
-from invariants import INVARIANTS
+from checker.commands import prove as prove_command
+from checker.prove import k_induction
 from invariants.kafka_lemmas import LEMMAS
-from invariants.kafka_z3 import Z3_INVARIANTS
 from model.config import make_config
 from model.kafka import KafkaReplication
 from model.symbolic.kafka import KafkaSymbolic
@@ -115,9 +114,8 @@ def test_lemmas_hold_on_reachable_states_slow(values):
 def _induction(values: dict, ids: list[str], max_k: int):
     config = make_config(values)
     sym = KafkaSymbolic(config, sort="bv")
-    checks = {inv.id: inv.check for inv in INVARIANTS}
-    properties = [Property(i, (lambda s, f=Z3_INVARIANTS[i]: f(sym, s)), checks[i]) for i in ids]
-    lemmas = [Lemma(lemma.id, lemma.doc, (lambda s, f=lemma.holds: f(sym, s))) for lemma in LEMMAS]
+    properties = prove_command.properties(sym, ids)
+    lemmas = prove_command.lemmas(sym, None)
     explicit = KafkaReplication(config)
     return k_induction(explicit, sym, properties, lemmas, max_k, jobs=os.cpu_count() or 1)
 
