@@ -40,6 +40,9 @@ class Violation:
     invariant: str
     message: str
     trace: list[Step]
+    # Set when the counterexample could not be rebuilt (``trace`` then holds the part
+    # that could): an internal error, reported beside the violation.
+    error: str | None = None
 
     @property
     def length(self) -> int:
@@ -210,14 +213,12 @@ def bfs(
 
     seconds = time.monotonic() - start
     violations = {}
+    exact = model.canonical if symmetry else _same
     for inv in invariants:  # registry order: the most important violation first
         if inv.id in found:
             number, message = found[inv.id]
-            trace = trace_from_chain(model, visited.chain(number), canon)
-            # Re-evaluate on the concrete final state so the message names the
-            # replicas as the trace does (they may differ from the representative).
-            message = inv(trace[-1].state) or message
-            violations[inv.id] = Violation(inv.id, message, trace)
+            chain = visited.chain(number)
+            violations[inv.id] = violation(model, inv, message, chain, canon, exact)
     if status == "complete" and violations and len(violations) == len(invariants):
         status = "all-violated"
     return SearchResult(status, len(visited), depth, seconds, transitions, violations)
@@ -227,38 +228,105 @@ def _same(state: Hashable) -> Hashable:
     return state
 
 
-def rebuild_trace(
+def violation(
     model: Model,
-    parent: dict[int, int | None],
-    target: int,
+    inv: Invariant,
+    message: str,
+    chain: Sequence[int],
     canon: Callable[[Hashable], Hashable],
-) -> list[Step]:
-    """Re-execute the model along the fingerprint chain to ``target`` in a parent dict."""
-    chain = [target]
-    while (up := parent[chain[-1]]) is not None:
-        chain.append(up)
-    chain.reverse()
-    return trace_from_chain(model, chain, canon)
+    exact: Callable[[Hashable], Hashable],
+) -> Violation:
+    """The violation of ``inv`` at the end of ``chain``, its counterexample rebuilt.
+
+    If the rebuild fails, the violation is still reported, with what could be rebuilt
+    and the reason in ``error``.
+    """
+    try:
+        trace = trace_from_chain(model, chain, canon, exact)
+    except RebuildError as e:
+        return Violation(inv.id, message, e.steps, error=str(e))
+    # Re-evaluate on the concrete final state so the message names the replicas as
+    # the trace does (they may differ from the search's representative).
+    return Violation(inv.id, inv(trace[-1].state) or message, trace)
+
+
+class RebuildError(RuntimeError):
+    """A counterexample's chain of fingerprints could not be re-executed; ``steps`` holds
+    the execution up to where it broke.  Only a fingerprint collision or a model whose
+    actions do not commute with its symmetry should cause it."""
+
+    def __init__(self, message: str, steps: list[Step]) -> None:
+        super().__init__(message)
+        self.steps = steps
 
 
 def trace_from_chain(
-    model: Model, chain: Sequence[int], canon: Callable[[Hashable], Hashable]
+    model: Model,
+    chain: Sequence[int],
+    canon: Callable[[Hashable], Hashable],
+    exact: Callable[[Hashable], Hashable] = _same,
 ) -> list[Step]:
-    """Re-execute the model from an initial state through states with these fingerprints,
-    picking at each step the successor with the next one."""
+    """Re-execute the model from an initial state through the states with these
+    fingerprints: a concrete execution whose i-th state is in the symmetry class of the
+    search's i-th state.
+
+    The search stored ``canon`` of each state, and ``canon`` need not pick the same
+    member for every state of a class (``model.symmetry.representative`` does not), so
+    a concrete successor of a concrete state may have another fingerprint than the
+    search's state of that class.  So the search's own path of representatives is
+    re-executed beside the concrete one, and at each step the concrete successor is the
+    first with the next fingerprint or, failing that, the first in the class of the
+    search's next state, as ``exact`` (the model's exact canonical form) tells.
+    Raises :class:`RebuildError` if neither exists.
+    """
     keys = [as_key(fp) for fp in chain]
-    state = next(s for s in model.init_states() if as_key(fingerprint(canon(s))) == keys[0])
+    state = next((s for s in model.init_states() if as_key(fingerprint(canon(s))) == keys[0]), None)
+    if state is None:
+        raise RebuildError("no initial state has the counterexample's first fingerprint", [])
+    searched = canon(state)  # the search's state at this step
     steps = [Step(None, state)]
     for want in keys[1:]:
-        for action in model.actions(state):
-            succ = model.next_state(state, action)
-            if as_key(fingerprint(canon(succ))) == want:
-                steps.append(Step(action, succ))
-                state = succ
-                break
-        else:  # pragma: no cover - only a fingerprint collision could cause this
-            raise RuntimeError("could not rebuild the counterexample (fingerprint collision?)")
+        searched = next(
+            (
+                succ
+                for action in model.actions(searched)
+                if as_key(fingerprint(succ := canon(model.next_state(searched, action)))) == want
+            ),
+            None,
+        )
+        step = (
+            None if searched is None else _concrete_step(model, state, want, searched, canon, exact)
+        )
+        if step is None:
+            raise RebuildError(
+                f"could not rebuild the counterexample past step {len(steps) - 1} of "
+                f"{len(keys) - 1} (a fingerprint collision?)",
+                steps,
+            )
+        steps.append(step)
+        state = step.state
     return steps
+
+
+def _concrete_step(
+    model: Model,
+    state: Hashable,
+    want: int,
+    searched: Hashable,
+    canon: Callable[[Hashable], Hashable],
+    exact: Callable[[Hashable], Hashable],
+) -> Step | None:
+    """The step from ``state`` into the class of the search's state ``searched`` (whose
+    fingerprint is ``want``): by fingerprint if one matches, else by exact class."""
+    successors = [(action, model.next_state(state, action)) for action in model.actions(state)]
+    for action, succ in successors:
+        if as_key(fingerprint(canon(succ))) == want:
+            return Step(action, succ)
+    goal = exact(searched)
+    for action, succ in successors:
+        if exact(succ) == goal:
+            return Step(action, succ)
+    return None
 
 
 class Level:

@@ -20,7 +20,7 @@ own successors first, then each other worker's batch in a fixed order, and among
 violations of one invariant in one round the lowest (worker, arrival index)), so a
 run gives the same counts and the same counterexamples whatever the timing.  A
 counterexample is rebuilt by asking the owners for the parent links along its chain
-and re-executing the model forward (``checker.bfs.rebuild_trace``).
+and re-executing the model forward (``checker.bfs.trace_from_chain``).
 """
 
 from __future__ import annotations
@@ -43,12 +43,11 @@ from multiprocessing.connection import Connection, wait
 from checker.bfs import (
     Progress,
     SearchResult,
-    Violation,
     _same,
     bfs,
     fingerprint,
     peak_memory_bytes,
-    rebuild_trace,
+    violation,
 )
 from checker.visited import MASK64, NO_PARENT, VisitedTable, as_key
 from invariants import Invariant
@@ -197,12 +196,12 @@ def parallel_bfs(
             cluster.drain()
         seconds = time.monotonic() - start
         violations = {}
+        exact = model.canonical if symmetry else _same
         for i, inv in enumerate(invariants):  # registry order, as bfs reports them
             if i in found:
                 fp, message = found[i]
-                trace = rebuild_trace(model, cluster.chain(fp), fp, canon)
-                message = inv(trace[-1].state) or message
-                violations[inv.id] = Violation(inv.id, message, trace)
+                chain = cluster.chain(fp)
+                violations[inv.id] = violation(model, inv, message, chain, canon, exact)
     if status == "complete" and violations and len(violations) == len(invariants):
         status = "all-violated"
     return SearchResult(status, distinct, depth, seconds, transitions, violations)
@@ -366,18 +365,19 @@ class _Cluster:
     def peak_memory(self) -> int:
         return sum(self.peaks) + peak_memory_bytes()
 
-    def chain(self, target: int) -> dict[int, int | None]:
-        """The parent links from ``target`` back to an initial state, asked of their owners."""
-        links: dict[int, int | None] = {}
+    def chain(self, target: int) -> list[int]:
+        """The fingerprints from an initial state to ``target``, the parent links asked
+        of their owners."""
+        chain: list[int] = []
         fp: int | None = target
         while fp is not None:
+            chain.append(fp)
             w = owner_of(fp, self.n)
             self.commands[w].send(("parent", fp))
             self.owed.add(w)
-            (up,) = self._collect()[w]
-            links[fp] = up
-            fp = up
-        return links
+            (fp,) = self._collect()[w]
+        chain.reverse()
+        return chain
 
 
 def balance(sizes: list[int], slack: int = BALANCE_SLACK) -> list[tuple[int, int, int]]:

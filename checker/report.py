@@ -72,9 +72,21 @@ def to_json(
         "invariants": verdicts(result, invariants),
         "violations": {
             v.invariant: {"trace_length": v.length, "message": v.message}
+            | ({"trace_error": v.error} if v.error else {})
             for v in result.violations.values()
         },
     }
+
+
+def rebuild_errors(result: SearchResult) -> list[str]:
+    """One line for each counterexample that could not be rebuilt (an internal error:
+    the violation stands, its trace is cut where the rebuild broke)."""
+    return [
+        f"internal error: {v.invariant}'s counterexample: {v.error}; the violation stands, "
+        f"its trace is cut after {max(v.length - 1, 0)} steps"
+        for v in result.violations.values()
+        if v.error
+    ]
 
 
 def table(rows: Sequence[str], columns: Sequence[str], cells: dict[tuple[str, str], str]) -> str:

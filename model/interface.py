@@ -35,7 +35,13 @@ class Model(Protocol):
     default_symmetry: bool
 
     def representative(self, state: Hashable) -> Hashable:
-        """A member of ``state``'s symmetry class, used when the search reduces by symmetry."""
+        """A member of ``state``'s symmetry class, used when the search reduces by symmetry.
+        It may pick different members for different states of one class (cheaper)."""
+        ...
+
+    def canonical(self, state: Hashable) -> Hashable:
+        """The one member of ``state``'s symmetry class that every member maps to (exact).
+        Searches use it only to rebuild a counterexample as a concrete execution."""
         ...
 
     def action_params(self, action: Action) -> dict[str, int]:

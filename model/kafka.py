@@ -38,7 +38,7 @@ from model.state import (
     State,
     true_leader,
 )
-from model.symmetry import representative
+from model.symmetry import canonical, representative
 
 # Parameter names of each action, in the order of ``Action.args``.
 ACTION_PARAMS: dict[str, tuple[str, ...]] = {
@@ -154,6 +154,7 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
     # Replicas are interchangeable: see model.symmetry.  The reduction is on unless
     # the user turns it off (--no-symmetry).
     representative = staticmethod(representative)
+    canonical = staticmethod(canonical)
     default_symmetry = True
 
     def action_kinds(self) -> tuple[str, ...]:

@@ -270,6 +270,10 @@ class TlaKafkaSpec:
             if [keys[r] for r in other] == ranked
         )
 
+    def canonical(self, state: TlaState) -> TlaState:
+        """Exact already: the representative."""
+        return self.representative(state)
+
     def _rename(self, s: TlaState, order: tuple[int, ...]) -> TlaState:
         """``s`` with replica ``order[p]`` renamed ``p``."""
         position, mask = self._position[order], self._mask_map[order]

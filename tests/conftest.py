@@ -39,6 +39,13 @@ def no_spark(monkeypatch):
     monkeypatch.setattr(spark_walk, "start_session", refuse)
 
 
+def sigint_default() -> None:
+    """For a child the test will Ctrl-C: SIGINT back to its default, so Python turns it
+    into KeyboardInterrupt even where pytest runs with SIGINT ignored (a background job
+    of a script, whose children inherit the ignoring)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def interrupt_replcheck(
     argv: list[str], after: float, ready: str | None = None
 ) -> tuple[int, str, str]:
@@ -50,6 +57,7 @@ def interrupt_replcheck(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=sigint_default,
     )
     try:
         first = ""

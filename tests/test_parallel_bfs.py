@@ -25,6 +25,7 @@ from invariants import select
 from invariants.tla_spec import TLA_INVARIANTS
 from model import KafkaReplication, make_config
 from model.tla_spec import TlaKafkaSpec
+from tests.conftest import sigint_default
 
 # name -> (model, invariants, symmetry)
 CASES = {
@@ -222,6 +223,7 @@ def test_ctrl_c_stops_every_process_without_a_traceback():
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=sigint_default,
     )
     try:
         first = proc.stdout.readline()

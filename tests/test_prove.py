@@ -47,6 +47,8 @@ class Counters:
     def representative(self, s: Hashable) -> Hashable:
         return s
 
+    canonical = representative
+
     def action_params(self, action: Action) -> dict[str, int]:
         return {}
 

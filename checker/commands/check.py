@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from checker.bfs import SearchResult
 from checker.cli import (
@@ -21,7 +22,7 @@ from checker.cli import (
     symmetry_on,
 )
 from checker.parallel_bfs import parallel_bfs
-from checker.report import cell, result_word, table, to_json
+from checker.report import cell, rebuild_errors, result_word, table, to_json
 from invariants import registry, select
 from model.config import Config
 from model.registry import AnyConfig, build_model
@@ -106,9 +107,11 @@ def run(args: argparse.Namespace) -> int:
     if args.trace_out:
         check_writable(args.trace_out, "--trace-out")
     result = search(config, args)
+    for line in rebuild_errors(result):
+        print(f"replcheck: {line}", file=sys.stderr)
     symmetry = symmetry_on(args, build_model(config))
     first = next(iter(result.violations.values()), None)
-    if first is not None and args.trace_out:
+    if first is not None and args.trace_out and first.trace:
         steps = [(step.action, step.state) for step in first.trace]
         document = trace_to_itf(config, steps, first.invariant, first.message)
         write_itf(args.trace_out, document)
@@ -135,6 +138,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"Shortest counterexample to {first.invariant} ({first.length} states):")
         steps = [(s.action, s.state) for s in first.trace]
         kafka = isinstance(config, Config)
+        if first.error:
+            print(f"(cut short: {first.error})")
         for line in format_trace(steps) if kafka else format_plain_trace(steps, config):
             print(line)
         print(f"=> {first.invariant} violated: {first.message}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 
 from checker.bfs import SearchResult, Violation
 from checker.cli import (
@@ -26,6 +27,7 @@ from checker.report import (
     html_page,
     html_table,
     markdown_table,
+    rebuild_errors,
     relative_href,
     summarize_violation,
     table,
@@ -115,6 +117,8 @@ def run(args: argparse.Namespace) -> int:
     results: dict[str, SearchResult] = {}
     for m in modes:
         results[m] = search(configs[m], args, label=f"[{m}] ")
+        for line in rebuild_errors(results[m]):
+            print(f"replcheck: [{m}] {line}", file=sys.stderr)
         if results[m].status == "interrupted":
             break
     done = list(results)
@@ -189,6 +193,8 @@ def _write_traces(
     page_dir = os.path.dirname(os.path.abspath(args.html)) if args.html else ""
     links: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for m, v in found:
+        if not v.trace:  # not rebuilt (an internal error, reported on stderr)
+            continue
         base = os.path.join(args.trace_dir, f"{m}.{v.invariant}")
         steps = [(s.action, s.state) for s in v.trace]
         write_itf(base + ".itf.json", trace_to_itf(configs[m], steps, v.invariant, v.message))

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from checker import spark_walk
+from tests.conftest import sigint_default
 
 HAVE_PROC = os.path.isdir("/proc")
 MARKER = "REPLCHECK_TEST_RUN"  # an environment variable every process of a run inherits
@@ -79,6 +80,7 @@ class WalkProcess:
                 stderr=err,
                 env=env,
                 cwd=Path(__file__).resolve().parents[2],
+                preexec_fn=sigint_default,
             )
 
     def interrupt(self) -> None:

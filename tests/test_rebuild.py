@@ -1,0 +1,148 @@
+"""Counterexamples are rebuilt as concrete executions on 3 replicas with symmetry.
+
+The search keeps ``model.representative`` of each state, which need not pick the same
+member for every state of a symmetry class; a concrete successor of a concrete state
+can then have a fingerprint the search never stored.  These configurations are ones
+where that happens (each test checks it does), with one worker and several, for
+complete, limited and interrupted runs: every counterexample must still replay.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import subprocess
+import sys
+from functools import cache
+
+import pytest
+
+import checker.bfs as bfs_module
+from checker.bfs import RebuildError, SearchResult, trace_from_chain
+from checker.cli import main
+from checker.parallel_bfs import parallel_bfs
+from invariants import select
+from model import KafkaReplication, make_config
+from tests.conftest import sigint_default
+
+# hw mode on 3 replicas: 259,632 states, five invariants violated (about 4 s on 2 workers)
+THREE = {"mode": "hw", "replicas": 3, "records": 1, "epochs": 3, "crashes": 0}
+
+
+@cache
+def model() -> KafkaReplication:
+    return KafkaReplication(make_config(THREE))
+
+
+@cache
+def search(workers: int) -> SearchResult:
+    return parallel_bfs(model(), select(None), workers=workers)
+
+
+def assert_replays(result: SearchResult) -> None:
+    """Every violation has a trace that starts in an initial state, takes enabled actions
+    only, and ends in a state that violates its invariant."""
+    m = model()
+    by_id = {inv.id: inv for inv in select(None)}
+    assert result.violations
+    for inv_id, v in result.violations.items():
+        assert v.error is None
+        assert v.trace[0].action is None and v.trace[0].state in m.init_states()
+        for before, after in zip(v.trace, v.trace[1:], strict=False):
+            assert after.action in list(m.actions(before.state))
+            assert m.next_state(before.state, after.action) == after.state
+        assert by_id[inv_id](v.trace[-1].state) == v.message
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_every_counterexample_replays(workers):
+    result = search(workers)
+    assert result.status == "complete" and result.distinct_states == 259_632
+    assert_replays(result)
+    lengths = {inv: v.length for inv, v in result.violations.items()}
+    assert lengths == {inv: v.length for inv, v in search(1).violations.items()}
+
+
+def test_these_runs_need_the_exact_class(monkeypatch):
+    """At least one chain the search stored cannot be followed by fingerprints alone
+    (what the engine did before, and what crashed on these runs)."""
+    chains = []
+
+    def recording(m, chain, canon, exact):
+        chains.append(list(chain))
+        return trace_from_chain(m, chain, canon, exact)
+
+    monkeypatch.setattr(bfs_module, "trace_from_chain", recording)
+    parallel_bfs(model(), select(None), workers=2)
+    m = model()
+    stuck = []
+    for chain in chains:
+        try:
+            trace_from_chain(m, chain, m.representative, exact=lambda _s: object())
+        except RebuildError:
+            stuck.append(chain)
+    assert len(chains) == 5 and stuck
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("limit", [{"max_states": 150_000}, {"time_limit": 1.0}])
+def test_limited_runs_rebuild_what_they_found(workers, limit):
+    result = parallel_bfs(model(), select(None), workers=workers, **limit)
+    assert not result.exhaustive or result.status == "complete"
+    if result.violations:
+        assert_replays(result)
+
+
+def test_interrupted_run_rebuilds_what_it_found():
+    calls = []
+
+    def interrupt(progress):
+        calls.append(progress)
+        if progress.violations:
+            raise KeyboardInterrupt
+
+    result = parallel_bfs(
+        model(), select(None), workers=2, on_progress=interrupt, progress_every=0.0
+    )
+    assert result.status == "interrupted" and result.violations
+    assert_replays(result)
+    assert multiprocessing.active_children() == []
+
+
+def test_ctrl_c_on_three_replicas_reports_the_counterexamples():
+    """Ctrl-C once a violation is found: the report and its counterexample, exit 1."""
+    argv = ["check", "--mode", "hw", "--replicas", "3", "--records", "2", "--epochs", "4"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "checker.cli", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=sigint_default,
+    )
+    try:
+        progress = ""
+        while " 0 violated" in progress or not progress.endswith("violated\n"):
+            progress = proc.stderr.readline()
+            assert progress, "the search ended before it found a violation"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert "Traceback" not in err, err
+    assert "note: interrupted" in out and "Shortest counterexample to" in out
+    assert "result: violated" in out and proc.returncode == 1
+
+
+def test_a_rebuild_that_fails_is_reported_not_raised(monkeypatch, capsys):
+    """Should a rebuild still fail (a fingerprint collision), the violation is reported
+    with one internal-error line, and the exit code is the violation's."""
+    monkeypatch.setattr(bfs_module, "_concrete_step", lambda *_a: None)
+    code = main(["check", "--records", "1", "--quiet", "--workers", "2"])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "no-committed-data-loss  VIOLATED" in out and "result: violated" in out
+    lines = [line for line in err.splitlines() if "internal error" in line]
+    assert lines and all("Traceback" not in line for line in err.splitlines())
+    assert "the violation stands" in lines[0]
