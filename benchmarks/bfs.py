@@ -2,7 +2,7 @@
 
     python benchmarks/bfs.py            # every config, one fresh process each
     python benchmarks/bfs.py --only kip320-3r
-    python benchmarks/bfs.py --exact-symmetry   # reduce by model.symmetry.canonical
+    python benchmarks/bfs.py --exact-symmetry   # reduce by model.kafka.symmetry.canonical
 
 Each configuration runs in its own process so its peak RSS is its own; the
 baseline (interpreter plus imports, measured before the search) is
@@ -36,10 +36,10 @@ ALL = {**CONFIGS, **LONG}
 
 
 def run_one(name: str, exact_symmetry: bool = False) -> dict:
-    from checker.bfs import bfs
-    from invariants import INVARIANTS
-    from model import KafkaReplication, make_config
-    from model.symmetry import canonical
+    from replcheck.checker.bfs import bfs
+    from replcheck.invariants import INVARIANTS
+    from replcheck.model import KafkaReplication, make_config
+    from replcheck.model.kafka.symmetry import canonical
 
     model = KafkaReplication(make_config(ALL[name]))
     if exact_symmetry:  # one state per orbit instead of the default's cheaper sort
@@ -68,7 +68,7 @@ def main() -> None:
     parser.add_argument(
         "--exact-symmetry",
         action="store_true",
-        help="reduce by the exact canonical member of each orbit (model.symmetry.canonical)",
+        help="reduce by the exact canonical member of each orbit (model.kafka.symmetry.canonical)",
     )
     parser.add_argument("--one", choices=list(ALL), help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -14,15 +14,10 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import os
-import sys
 
 import z3
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-
-from model.config import make_config  # noqa: E402
-from model.symbolic.kafka import KafkaSymbolic  # noqa: E402
+from replcheck.model.kafka.config import make_config
+from replcheck.model.kafka.symbolic.replication import KafkaSymbolic
 
 CONFIGS = (
     {"mode": "0.10.2"},

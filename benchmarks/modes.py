@@ -10,17 +10,13 @@ this process one after another.  Prints a Markdown table for benchmarks/README.m
 from __future__ import annotations
 
 import argparse
-import os
 import platform
-import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-
-from checker.bfs import bfs  # noqa: E402
-from invariants import INVARIANTS  # noqa: E402
-from model import KafkaReplication, make_config  # noqa: E402
-from model.releases import MODE_RELEASES  # noqa: E402
+from replcheck.checker.bfs import bfs
+from replcheck.invariants import INVARIANTS
+from replcheck.model import KafkaReplication, make_config
+from replcheck.model.kafka.releases import MODE_RELEASES
 
 # One release per distinct row set of the release table that matters at these bounds.
 RELEASES = (

@@ -11,21 +11,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 CONFIG = {"mode": "3.5.0", "replicas": 2, "records": 2, "epochs": 4, "crashes": 1}
 
 
 def run_one(workers: int) -> dict:
-    from checker.bfs import bfs
-    from checker.parallel_bfs import parallel_bfs
-    from invariants import select
-    from model import KafkaReplication, make_config
+    from replcheck.checker.bfs import bfs
+    from replcheck.checker.parallel_bfs import parallel_bfs
+    from replcheck.invariants import select
+    from replcheck.model import KafkaReplication, make_config
 
     model = KafkaReplication(make_config(CONFIG))
     start = time.perf_counter()

@@ -22,19 +22,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-
-from checker.bfs import bfs  # noqa: E402
-from checker.commands import prove as prove_command  # noqa: E402
-from checker.prove import Property, bmc, k_induction  # noqa: E402
-from invariants import INVARIANTS, select  # noqa: E402
-from invariants.kafka_z3 import Z3_INVARIANTS  # noqa: E402
-from model.config import make_config  # noqa: E402
-from model.kafka import KafkaReplication  # noqa: E402
-from model.symbolic.kafka import KafkaSymbolic  # noqa: E402
+from replcheck.checker.bfs import bfs
+from replcheck.checker.cli.commands import prove as prove_command
+from replcheck.checker.prove import Property, bmc, k_induction
+from replcheck.invariants import INVARIANTS, select
+from replcheck.invariants.kafka.symbolic import Z3_INVARIANTS
+from replcheck.model.kafka.config import make_config
+from replcheck.model.kafka.replication import KafkaReplication
+from replcheck.model.kafka.symbolic.replication import KafkaSymbolic
 
 LOSS = "no-committed-data-loss"
 # name: (config keys, invariant, BMC depth limit, seconds for each engine, BFS too?)

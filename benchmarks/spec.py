@@ -17,12 +17,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 # name: (model, replicas, invariants, what the run measures); rows in SYMMETRY reduce
 # by symmetry and run without the time limit.
@@ -42,9 +39,9 @@ DEFAULT_ROWS = [name for name in ROWS if name not in SYMMETRY]
 
 
 def run_one(name: str, seconds: float) -> dict:
-    from checker.bfs import bfs
-    from invariants import registry, select
-    from model.tla_config import make_spec_config
+    from replcheck.checker.bfs import bfs
+    from replcheck.invariants import registry, select
+    from replcheck.model.tla.config import make_spec_config
 
     model_name, replicas, ids, _what = ROWS[name]
     config = make_spec_config({"model": model_name, "replicas": replicas})

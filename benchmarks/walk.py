@@ -20,10 +20,8 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from checker.walk import Walker, summarize  # noqa: E402
-from model.config import make_config  # noqa: E402
+from replcheck.checker.walk import Walker, summarize
+from replcheck.model.kafka.config import make_config
 
 BOUNDS = dict(mode="kip320", replicas=3, records=2, epochs=3, crashes=2)  # no violation: full walks
 
@@ -37,7 +35,7 @@ def plain(walks: int, depth: int, seed: int) -> dict:
 
 
 def one_spark(master: str, walks: int, depth: int, seed: int, partitions: int | None) -> dict:
-    from checker import spark_walk
+    from replcheck.checker import spark_walk
 
     start = time.monotonic()
     spark = spark_walk.start_session(master)

@@ -22,9 +22,10 @@ import zlib
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from checker.visited import MASK64, NO_PARENT, VisitedTable, as_key
-from invariants import Invariant
-from model.interface import Action, Model
+from replcheck.checker.visited import MASK64, NO_PARENT, VisitedTable, as_key
+from replcheck.invariants import Invariant
+from replcheck.model.errors import ReplcheckError
+from replcheck.model.interface import Action, Model
 
 
 @dataclass
@@ -250,7 +251,7 @@ def violation(
     return Violation(inv.id, inv(trace[-1].state) or message, trace)
 
 
-class RebuildError(RuntimeError):
+class RebuildError(ReplcheckError):
     """A counterexample's chain of fingerprints could not be re-executed; ``steps`` holds
     the execution up to where it broke.  Only a fingerprint collision or a model whose
     actions do not commute with its symmetry should cause it."""
@@ -271,7 +272,7 @@ def trace_from_chain(
     search's i-th state.
 
     The search stored ``canon`` of each state, and ``canon`` need not pick the same
-    member for every state of a class (``model.symmetry.representative`` does not), so
+    member for every state of a class (``model.kafka.symmetry.representative`` does not), so
     a concrete successor of a concrete state may have another fingerprint than the
     search's state of that class.  So the search's own path of representatives is
     re-executed beside the concrete one, and at each step the concrete successor is the

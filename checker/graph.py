@@ -19,12 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import networkx as nx
-
-from checker.bfs import peak_memory_bytes
-from invariants import Invariant
-from model.interface import Action, Model
-from model.state import State
-from traces.text import controller_cell, replica_cell
+from replcheck.checker.bfs import peak_memory_bytes
+from replcheck.invariants import Invariant
+from replcheck.model.interface import Action, Model
+from replcheck.model.kafka.state import State
+from replcheck.traces.text import controller_cell, replica_cell
 
 FORMATS = (".graphml", ".dot", ".json")
 

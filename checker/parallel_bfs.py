@@ -40,7 +40,7 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from multiprocessing.connection import Connection, wait
 
-from checker.bfs import (
+from replcheck.checker.bfs import (
     Progress,
     SearchResult,
     _same,
@@ -49,9 +49,10 @@ from checker.bfs import (
     peak_memory_bytes,
     violation,
 )
-from checker.visited import MASK64, NO_PARENT, VisitedTable, as_key
-from invariants import Invariant
-from model.interface import Model
+from replcheck.checker.visited import MASK64, NO_PARENT, VisitedTable, as_key
+from replcheck.invariants import Invariant
+from replcheck.model.errors import ReplcheckError
+from replcheck.model.interface import Model
 
 # States one worker expands per round: rounds are where limits, progress and Ctrl-C
 # are looked at, so they should take well under a second; each costs a few exchanges.
@@ -227,7 +228,7 @@ def _interrupt_flag() -> Iterator[Callable[[], bool]]:
             signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-class WorkerError(RuntimeError):
+class WorkerError(ReplcheckError):
     """A worker process failed; the message carries its traceback or exit code."""
 
 

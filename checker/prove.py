@@ -30,15 +30,15 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import z3
-
-from checker.bfs import Step, Violation
-from model.interface import Action, Model, SymbolicModel
+from replcheck.checker.bfs import Step, Violation
+from replcheck.model.errors import ReplcheckError
+from replcheck.model.interface import Action, Model, SymbolicModel
 
 # A named predicate over symbolic states: an invariant or a lemma.
 Predicate = Callable[[object], z3.BoolRef]
 
 
-class EncodingMismatch(RuntimeError):
+class EncodingMismatch(ReplcheckError):
     """z3 found an execution the explicit model does not take: the encoding is wrong."""
 
 

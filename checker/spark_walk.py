@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib
 import logging
 import os
 import re
@@ -36,14 +37,22 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
-from checker.walk import END_DEADLOCK, END_DEPTH, END_VIOLATION, run_partition
-from model.interface import Action
-from model.registry import AnyConfig, build_model
+from replcheck.checker.walk import END_DEADLOCK, END_DEPTH, END_VIOLATION, run_partition
+from replcheck.model.errors import ReplcheckError
+from replcheck.model.interface import Action
+from replcheck.model.registry import AnyConfig, build_model
 
 APP_NAME = "replcheck-walk"
 ENDS = (END_VIOLATION, END_DEPTH, END_DEADLOCK)
 DEFAULT_MASTER = "local[*]"
-PACKAGES = ("model", "invariants", "checker", "traces")  # what executors must import
+# What executors must import: the package and its parts (each its own folder).
+PACKAGES = (
+    "replcheck",
+    "replcheck.model",
+    "replcheck.invariants",
+    "replcheck.traces",
+    "replcheck.checker",
+)
 
 # Quiet Spark: WARN and above, minus warnings every normal run prints.
 LOG4J2 = """\
@@ -72,7 +81,7 @@ logger.stringutils.level = error
 """
 
 
-class SparkUnavailable(Exception):
+class SparkUnavailable(ReplcheckError):
     """pyspark or Java is missing, or Spark would not start: one line for the user."""
 
 
@@ -596,13 +605,22 @@ def _quiet_py4j() -> None:
 
 
 def _package_zip(folder: str) -> str:
-    """replcheck's packages as one zip for executors that do not have it installed."""
-    root = Path(__file__).resolve().parent.parent
+    """The replcheck package as one zip for executors that do not have it installed.
+
+    Each part of the package is taken from where it was imported (in a source checkout
+    its own folder, see pyproject.toml), and written where the package layout puts it.
+    """
     path = os.path.join(folder, "replcheck_packages.zip")
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         for package in PACKAGES:
-            for source in sorted((root / package).rglob("*.py")):
-                zf.write(source, source.relative_to(root).as_posix())
+            source_dir = Path(importlib.import_module(package).__file__).parent
+            # The top package's own modules only: its parts are zipped by name below.
+            sources = (
+                source_dir.glob("*.py") if package == "replcheck" else source_dir.rglob("*.py")
+            )
+            target = package.replace(".", "/")
+            for source in sorted(sources):
+                zf.write(source, f"{target}/{source.relative_to(source_dir).as_posix()}")
     return path
 
 
@@ -695,7 +713,7 @@ def walk_dataframe(spark: Any, job: WalkJob, stop_file: str | None = None) -> An
     return spark.createDataFrame(rdd, schema(job.kinds), verifySchema=False)
 
 
-class JobFailed(Exception):
+class JobFailed(ReplcheckError):
     """The Spark job failed (not cancelled): one line saying why."""
 
 

@@ -32,10 +32,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from checker.bfs import fingerprint
-from invariants import Invariant, registry, select
-from model.interface import Action
-from model.registry import AnyConfig, action_params, build_model, config_from_dict
+from replcheck.checker.bfs import fingerprint
+from replcheck.invariants import Invariant, registry, select
+from replcheck.model.interface import Action
+from replcheck.model.registry import AnyConfig, action_params, build_model, config_from_dict
 
 SWARM_OFF = 0.5  # chance that a swarm walk switches an action kind off
 

@@ -13,21 +13,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from replcheck.checker.bfs import SearchResult, bfs
+from replcheck.checker.cli.report import cell, generator_main, markdown_table, summarize_violation
+from replcheck.invariants import INVARIANTS, select
+from replcheck.model import KafkaReplication, make_config
+from replcheck.model.kafka.config import MODES
+from replcheck.model.kafka.releases import MODE_RELEASES, TABLE, applies, behaviour
+from replcheck.traces.itf import trace_to_itf
 
-from checker.bfs import SearchResult, bfs  # noqa: E402
-from checker.report import (  # noqa: E402
-    cell,
-    generator_main,
-    markdown_table,
-    summarize_violation,
-)
-from invariants import INVARIANTS, select  # noqa: E402
-from model import KafkaReplication, make_config  # noqa: E402
-from model.config import MODES  # noqa: E402
-from model.releases import MODE_RELEASES, TABLE, applies, behaviour  # noqa: E402
-from traces.itf import trace_to_itf  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 REPORT = "hw-vs-leader-epoch.md"
 TRACES = "traces"

@@ -13,12 +13,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+from replcheck.checker.bfs import bfs
+from replcheck.invariants import select
+from replcheck.model import KafkaReplication, make_config
+from replcheck.traces.itf import trace_to_itf, write_itf
+from replcheck.traces.replay import execute
 
-from checker.bfs import bfs  # noqa: E402
-from invariants import select  # noqa: E402
-from model import KafkaReplication, make_config  # noqa: E402
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # for the scenarios in tests/
+
 from tests.test_seed_scenarios import (  # noqa: E402
     DATA_LOSS,
     DATA_LOSS_STEPS,
@@ -27,8 +30,6 @@ from tests.test_seed_scenarios import (  # noqa: E402
     DIVERGENCE_UNCLEAN,
     DIVERGENCE_UNCLEAN_STEPS,
 )
-from traces.itf import trace_to_itf, write_itf  # noqa: E402
-from traces.replay import execute  # noqa: E402
 
 SCENARIOS = {
     "seed-data-loss": (DATA_LOSS, DATA_LOSS_STEPS, "no-committed-data-loss"),

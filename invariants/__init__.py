@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from invariants.kafka import INVARIANTS, Invariant
-from invariants.tla_spec import TLA_INVARIANTS
-from model.tla_config import SpecConfig
+from replcheck.invariants.interface import Invariant
+from replcheck.invariants.kafka.predicates import INVARIANTS
+from replcheck.invariants.tla import TLA_INVARIANTS
+from replcheck.model.errors import InputError
+from replcheck.model.tla.config import SpecConfig
 
 __all__ = ["INVARIANTS", "TLA_INVARIANTS", "Invariant", "UnknownInvariant", "registry", "select"]
 
@@ -16,7 +18,7 @@ def registry(config: object) -> tuple[Invariant, ...]:
     return TLA_INVARIANTS if isinstance(config, SpecConfig) else INVARIANTS
 
 
-class UnknownInvariant(ValueError):
+class UnknownInvariant(InputError):
     """An invariant id that does not exist; the message lists the known ones."""
 
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from model.config import Config, make_config
-from model.interface import Model
-from model.kafka import ACTION_PARAMS as KAFKA_ACTION_PARAMS
-from model.kafka import KafkaReplication
-from model.tla_config import KAFKA_MODEL, SpecConfig, make_spec_config
-from model.tla_spec import ACTION_PARAMS as SPEC_ACTION_PARAMS
+from replcheck.model.interface import Model
+from replcheck.model.kafka.config import Config, make_config
+from replcheck.model.kafka.replication import ACTION_PARAMS as KAFKA_ACTION_PARAMS
+from replcheck.model.kafka.replication import KafkaReplication
+from replcheck.model.tla.config import KAFKA_MODEL, SpecConfig, make_spec_config
+from replcheck.model.tla.spec import ACTION_PARAMS as SPEC_ACTION_PARAMS
 
 AnyConfig = Config | SpecConfig
 

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
+from replcheck.checker.cli.report import stale_files
+from replcheck.model import Action, KafkaReplication, make_config
 
-from checker.report import stale_files
-from model import Action, KafkaReplication, make_config
 from tests.stubs import ReachedSpark
 
 
@@ -31,7 +31,7 @@ def model_for():
 @pytest.fixture
 def no_spark(monkeypatch):
     """walk raises ReachedSpark where it would start a Spark session."""
-    from checker import spark_walk
+    from replcheck.checker import spark_walk
 
     def refuse(*_a: object, **_k: object) -> None:
         raise ReachedSpark
@@ -53,7 +53,7 @@ def interrupt_replcheck(
     and return (exit code, stdout, stderr).  Whatever happens, the process does not
     outlive the test: a run that is never interrupted would search for hours."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "checker.cli", *argv],
+        [sys.executable, "-m", "replcheck", *argv],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -6,7 +6,7 @@ epoch requests each immediately answered until the follower is done, and every o
 action by itself, with the same successor.  By induction every coarse execution is a
 message-level execution, so a coarse violation is always a message-level one too.
 The coarse ``fetch`` is built from the two message steps; ``truncate`` runs the whole
-exchange in one function (``model.epochs.whole_exchange``), and the guards of every
+exchange in one function (``model.kafka.epochs.whole_exchange``), and the guards of every
 action are shared, so those are what this test guards (a shifted truncation point in
 ``whole_exchange`` fails it).
 """
@@ -14,10 +14,10 @@ action are shared, so those are what this test guards (a shifted truncation poin
 from __future__ import annotations
 
 import pytest
+from replcheck.model import KafkaReplication, make_config
+from replcheck.model.interface import Action
+from replcheck.model.kafka.state import MUST_TRUNCATE, NOTHING_IN_FLIGHT
 
-from model import KafkaReplication, make_config
-from model.interface import Action
-from model.state import MUST_TRUNCATE, NOTHING_IN_FLIGHT
 from tests.conftest import walk_states
 
 CONFIGS = [

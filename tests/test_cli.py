@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 import pytest
+from replcheck.checker.cli.main import main
 
-from checker.cli import main
 from tests.conftest import interrupt_replcheck
 
 SMALL = ["--records", "1", "--epochs", "3", "--crashes", "1", "--quiet"]
@@ -214,7 +214,7 @@ def test_bad_config_file(capsys, tmp_path, content, fragment):
 def test_console_script_runs_as_a_process():
     """The installed entry point, end to end: exit code and a single error line."""
     proc = subprocess.run(
-        [sys.executable, "-m", "checker.cli", "check", "--epochs", "0"],
+        [sys.executable, "-m", "replcheck", "check", "--epochs", "0"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -6,12 +6,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
-from checker.cli import main
-from checker.gate import load_gate
-from model.config import Config
-from traces.load import load_trace
-from traces.replay import replay_trace
+from replcheck.checker.cli.main import main
+from replcheck.checker.suites.gate import load_gate
+from replcheck.model.kafka.config import Config
+from replcheck.traces.load import load_trace
+from replcheck.traces.replay import replay_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -9,16 +9,16 @@ import pytest
 
 nx = pytest.importorskip("networkx", reason="networkx is not installed")
 
-from checker.bfs import bfs  # noqa: E402
-from checker.cli import main  # noqa: E402
-from checker.graph import build_graph, graph_facts, to_dot  # noqa: E402
-from invariants import INVARIANTS, TLA_INVARIANTS  # noqa: E402
-from model import KafkaReplication, make_config  # noqa: E402
-from model.interface import Action  # noqa: E402
-from model.tla_config import make_spec_config  # noqa: E402
-from model.tla_spec import ACTION_PARAMS as SPEC_PARAMS  # noqa: E402
-from traces.load import parse_action  # noqa: E402
-from traces.replay import execute  # noqa: E402
+from replcheck.checker.bfs import bfs  # noqa: E402
+from replcheck.checker.cli.main import main  # noqa: E402
+from replcheck.checker.graph import build_graph, graph_facts, to_dot  # noqa: E402
+from replcheck.invariants import INVARIANTS, TLA_INVARIANTS  # noqa: E402
+from replcheck.model import KafkaReplication, make_config  # noqa: E402
+from replcheck.model.interface import Action  # noqa: E402
+from replcheck.model.tla.config import make_spec_config  # noqa: E402
+from replcheck.model.tla.spec import ACTION_PARAMS as SPEC_PARAMS  # noqa: E402
+from replcheck.traces.load import parse_action  # noqa: E402
+from replcheck.traces.replay import execute  # noqa: E402
 
 SMALL = dict(mode="hw", replicas=2, records=1, epochs=3, crashes=1)
 SMALL_FLAGS = ["--records", "1", "--epochs", "3", "--crashes", "1"]

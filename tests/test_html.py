@@ -9,8 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from checker.cli import main
+from replcheck.checker.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

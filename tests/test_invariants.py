@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from invariants import INVARIANTS, UnknownInvariant, select
-from invariants.kafka import (
+from replcheck.invariants import INVARIANTS, UnknownInvariant, select
+from replcheck.invariants.kafka.predicates import (
     acked_writes_durable,
     consistent_logs,
     follower_hw_committed,
@@ -13,7 +13,14 @@ from invariants.kafka import (
     no_committed_data_loss,
     strong_isr,
 )
-from model.state import MUST_TRUNCATE, NOT_TRUNCATED, TRUNCATED, Replica, State, make_record
+from replcheck.model.kafka.state import (
+    MUST_TRUNCATE,
+    NOT_TRUNCATED,
+    TRUNCATED,
+    Replica,
+    State,
+    make_record,
+)
 
 M1, M2, M3 = make_record(1, 1), make_record(1, 2), make_record(2, 3)
 

@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-
-from traces.itf import TraceError, action_from_itf, itf_int, plain, state_to_itf
-from traces.load import load_trace, trace_from_document
-from traces.replay import replay_trace
+from replcheck.traces.itf import TraceError, action_from_itf, itf_int, plain, state_to_itf
+from replcheck.traces.load import load_trace, trace_from_document
+from replcheck.traces.replay import replay_trace
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 FULL = sorted(EXAMPLES.glob("*.itf.json"))

@@ -4,15 +4,14 @@ epochs and Eligible Leader Replicas, each as the release table says."""
 from __future__ import annotations
 
 import pytest
-
-from checker.bfs import bfs
-from invariants import select
-from model import KafkaReplication, make_config
-from model.config import ConfigError
-from model.releases import ON_FETCH, applies, behaviour
-from model.state import DIVERGING
-from traces.load import parse_action
-from traces.replay import execute
+from replcheck.checker.bfs import bfs
+from replcheck.invariants import select
+from replcheck.model import KafkaReplication, make_config
+from replcheck.model.kafka.config import ConfigError
+from replcheck.model.kafka.releases import ON_FETCH, applies, behaviour
+from replcheck.model.kafka.state import DIVERGING
+from replcheck.traces.load import parse_action
+from replcheck.traces.replay import execute
 
 
 def run(release: str, steps: list[str], **bounds):

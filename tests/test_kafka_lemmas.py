@@ -1,4 +1,4 @@
-"""The k-induction lemmas of invariants/kafka_lemmas.py: each holds on every reachable
+"""The k-induction lemmas of invariants/kafka/lemmas.py: each holds on every reachable
 state of small explicit configurations, and on 3-replica trace and walk states (so a
 lemma is never assumed where it is false); with them k-induction proves hw-le-leo and
 consistent-logs for 2.1.0 on 2 and 3 replicas at the default bounds (slow)."""
@@ -10,16 +10,16 @@ import re
 
 import pytest
 import z3
+from replcheck.checker.cli.commands import prove as prove_command
+from replcheck.checker.prove import k_induction
+from replcheck.invariants.kafka.lemmas import LEMMAS
+from replcheck.model.kafka.config import make_config
+from replcheck.model.kafka.replication import KafkaReplication
+from replcheck.model.kafka.symbolic.replication import KafkaSymbolic
+from replcheck.traces.load import parse_action
+from replcheck.traces.replay import execute
 
-from checker.commands import prove as prove_command
-from checker.prove import k_induction
-from invariants.kafka_lemmas import LEMMAS
-from model.config import make_config
-from model.kafka import KafkaReplication
-from model.symbolic.kafka import KafkaSymbolic
 from tests.conftest import reachable, walk_states
-from traces.load import parse_action
-from traces.replay import execute
 
 
 def _false_lemmas_on(config, states) -> dict[str, object]:

@@ -1,4 +1,4 @@
-"""checker.parallel_bfs against checker.bfs: the same verdicts from several processes.
+"""replcheck.checker.parallel_bfs against checker.bfs: the same verdicts from several processes.
 
 Counts, depth and counterexample lengths must equal the single-process search's; the
 traces themselves may differ from bfs's (another shortest one) but must replay through
@@ -17,14 +17,14 @@ import time
 from functools import cache
 
 import pytest
+from replcheck.checker import parallel_bfs as pb
+from replcheck.checker.bfs import SearchResult, bfs
+from replcheck.checker.parallel_bfs import WorkerError, balance, owner_of, parallel_bfs
+from replcheck.invariants import select
+from replcheck.invariants.tla import TLA_INVARIANTS
+from replcheck.model import KafkaReplication, make_config
+from replcheck.model.tla.spec import TlaKafkaSpec
 
-from checker import parallel_bfs as pb
-from checker.bfs import SearchResult, bfs
-from checker.parallel_bfs import WorkerError, balance, owner_of, parallel_bfs
-from invariants import select
-from invariants.tla_spec import TLA_INVARIANTS
-from model import KafkaReplication, make_config
-from model.tla_spec import TlaKafkaSpec
 from tests.conftest import sigint_default
 
 # name -> (model, invariants, symmetry)
@@ -195,9 +195,9 @@ def test_keyboard_interrupt_from_progress_stops_cleanly():
 INTERRUPTED = textwrap.dedent(
     """
     import multiprocessing
-    from checker.parallel_bfs import parallel_bfs
-    from invariants import select
-    from model import KafkaReplication, make_config
+    from replcheck.checker.parallel_bfs import parallel_bfs
+    from replcheck.invariants import select
+    from replcheck.model import KafkaReplication, make_config
 
     def progress(p):
         print("pids", *[c.pid for c in multiprocessing.active_children()], flush=True)

@@ -1,4 +1,4 @@
-"""checker.prove on a toy model small enough to know every answer by hand.
+"""replcheck.checker.prove on a toy model small enough to know every answer by hand.
 
 Two counters (a, b) start at 0; ``step`` adds one to both while a < LIMIT.  With
 ``jump`` on, when a == 3 b may also jump by 3: a bug that breaks ``b <= LIMIT``
@@ -12,11 +12,10 @@ from collections.abc import Hashable
 
 import pytest
 import z3
-
-from checker.bfs import bfs
-from checker.prove import EncodingMismatch, Lemma, Property, bmc, k_induction
-from invariants import Invariant
-from model.interface import Action
+from replcheck.checker.bfs import bfs
+from replcheck.checker.prove import EncodingMismatch, Lemma, Property, bmc, k_induction
+from replcheck.invariants import Invariant
+from replcheck.model.interface import Action
 
 LIMIT = 5
 DOMAIN = 10  # counters range over 0 .. DOMAIN in the symbolic domain

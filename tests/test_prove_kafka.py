@@ -10,14 +10,13 @@ between the encoding and the model fails here too.
 from __future__ import annotations
 
 import pytest
-
-from checker.bfs import bfs
-from checker.prove import Property, bmc
-from invariants import INVARIANTS
-from invariants.kafka_z3 import Z3_INVARIANTS
-from model.config import make_config
-from model.kafka import KafkaReplication
-from model.symbolic.kafka import KafkaSymbolic
+from replcheck.checker.bfs import bfs
+from replcheck.checker.prove import Property, bmc
+from replcheck.invariants import INVARIANTS
+from replcheck.invariants.kafka.symbolic import Z3_INVARIANTS
+from replcheck.model.kafka.config import make_config
+from replcheck.model.kafka.replication import KafkaReplication
+from replcheck.model.kafka.symbolic.replication import KafkaSymbolic
 
 # Small bounds where unclean election loses data within a few steps, so both
 # outcomes (violated at depth d <= K, cleared to K) occur in one run.

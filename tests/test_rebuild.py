@@ -16,13 +16,13 @@ import sys
 from functools import cache
 
 import pytest
+import replcheck.checker.bfs as bfs_module
+from replcheck.checker.bfs import RebuildError, SearchResult, trace_from_chain
+from replcheck.checker.cli.main import main
+from replcheck.checker.parallel_bfs import parallel_bfs
+from replcheck.invariants import select
+from replcheck.model import KafkaReplication, make_config
 
-import checker.bfs as bfs_module
-from checker.bfs import RebuildError, SearchResult, trace_from_chain
-from checker.cli import main
-from checker.parallel_bfs import parallel_bfs
-from invariants import select
-from model import KafkaReplication, make_config
 from tests.conftest import sigint_default
 
 # hw mode on 3 replicas: 259,632 states, five invariants violated (about 4 s on 2 workers)
@@ -113,7 +113,7 @@ def test_ctrl_c_on_three_replicas_reports_the_counterexamples():
     """Ctrl-C once a violation is found: the report and its counterexample, exit 1."""
     argv = ["check", "--mode", "hw", "--replicas", "3", "--records", "2", "--epochs", "4"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "checker.cli", *argv],
+        [sys.executable, "-m", "replcheck", *argv],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -6,14 +6,14 @@ import json
 from pathlib import Path
 
 import pytest
+from replcheck.checker.cli.main import main
+from replcheck.model import KafkaReplication, make_config
+from replcheck.traces.itf import trace_to_itf
+from replcheck.traces.load import TraceError, load_trace, parse_action
+from replcheck.traces.replay import execute, replay_trace
 
-from checker.cli import main
-from model import KafkaReplication, make_config
 from tests.conftest import A
 from tests.test_seed_scenarios import DATA_LOSS, DATA_LOSS_STEPS
-from traces.itf import trace_to_itf
-from traces.load import TraceError, load_trace, parse_action
-from traces.replay import execute, replay_trace
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 EXAMPLE_FILES = sorted(p.name for p in EXAMPLES.iterdir() if ".itf.json" in p.name) + [

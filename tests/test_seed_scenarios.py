@@ -13,11 +13,11 @@ broker whose bounce it did not see (docs/kafka-behaviour-by-release.md § 8).
 from __future__ import annotations
 
 import pytest
+from replcheck.invariants.kafka.predicates import consistent_logs, no_committed_data_loss
+from replcheck.model import KafkaReplication, make_config
+from replcheck.traces.replay import NotEnabled, execute
 
-from invariants.kafka import consistent_logs, no_committed_data_loss
-from model import KafkaReplication, make_config
 from tests.conftest import A
-from traces.replay import NotEnabled, execute
 
 # Seed 002 / seed 004 §3.6: B (r0) leads, A (r1) follows, min.insync.replicas = 1.
 DATA_LOSS = dict(

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from checker.cli import main
+from replcheck.checker.cli.main import main
 
 
 def run(capsys, *argv):

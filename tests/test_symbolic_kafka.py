@@ -1,4 +1,4 @@
-"""The z3 model (model/symbolic) against the explicit one, state by state.
+"""The z3 model (model/kafka/symbolic) against the explicit one, state by state.
 
 The explicit model is the source of truth.  For states reached by seeded random
 walks over many configurations, every action instance's z3 guard, evaluated on
@@ -20,13 +20,12 @@ from dataclasses import dataclass, field
 
 import pytest
 import z3
-
-from invariants import INVARIANTS
-from invariants.kafka_z3 import Z3_INVARIANTS
-from model import Action, KafkaReplication, make_config
-from model.state import State
-from model.symbolic import KafkaSymbolic
-from model.symbolic.state import leaves
+from replcheck.invariants import INVARIANTS
+from replcheck.invariants.kafka.symbolic import Z3_INVARIANTS
+from replcheck.model import Action, KafkaReplication, make_config
+from replcheck.model.kafka.state import State
+from replcheck.model.kafka.symbolic import KafkaSymbolic
+from replcheck.model.kafka.symbolic.state import leaves
 
 
 class Packed:
@@ -250,7 +249,7 @@ def test_encode_decode_through_a_z3_model():
 
 def test_a_changed_rule_fails_the_differential_test(monkeypatch):
     """The test follows the explicit model: a rule the encoding does not mirror fails it."""
-    from model.broker import BrokerRules
+    from replcheck.model.kafka.broker import BrokerRules
 
     original = BrokerRules._do_checkpoint_hw
 

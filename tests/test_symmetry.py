@@ -5,13 +5,19 @@ from __future__ import annotations
 import random
 
 import pytest
+from replcheck.checker.bfs import bfs
+from replcheck.invariants import INVARIANTS
+from replcheck.model import KafkaReplication, make_config
+from replcheck.model.kafka.symmetry import (
+    NAMES_FROM,
+    all_renamings,
+    canonical,
+    rename,
+    representative,
+)
+from replcheck.traces.replay import execute
 
-from checker.bfs import bfs
-from invariants import INVARIANTS
-from model import KafkaReplication, make_config
-from model.symmetry import NAMES_FROM, all_renamings, canonical, rename, representative
 from tests.conftest import reachable
-from traces.replay import execute
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""model.tla_spec against TLC's numbers for hachikuji/kafka-specification.
+"""replcheck.model.tla.spec against TLC's numbers for hachikuji/kafka-specification.
 
 The distinct-state counts (2 replicas, LogSize 2, MaxRecords 2, MaxLeaderEpoch 3,
 whole reachable space, no symmetry) and the 3-replica WeakIsr trace lengths are
@@ -12,11 +12,10 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 import pytest
-
-from checker.bfs import bfs
-from invariants.tla_spec import TLA_INVARIANTS, leader_in_isr, type_ok
-from model.interface import Action
-from model.tla_spec import ACTION_PARAMS, NEXT, VARIANTS, TlaKafkaSpec
+from replcheck.checker.bfs import bfs
+from replcheck.invariants.tla import TLA_INVARIANTS, leader_in_isr, type_ok
+from replcheck.model.interface import Action
+from replcheck.model.tla.spec import ACTION_PARAMS, NEXT, VARIANTS, TlaKafkaSpec
 
 # TLC, 2 replicas, LogSize 2, MaxRecords 2, MaxLeaderEpoch 3, no symmetry.
 TLC_DISTINCT_STATES = {

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import random
 
-from checker import bfs as bfs_module
-from checker.bfs import Level, bfs
-from checker.visited import NO_PARENT, VisitedTable, as_key
-from invariants import select
-from model import KafkaReplication, make_config
+from replcheck.checker import bfs as bfs_module
+from replcheck.checker.bfs import Level, bfs
+from replcheck.checker.visited import NO_PARENT, VisitedTable, as_key
+from replcheck.invariants import select
+from replcheck.model import KafkaReplication, make_config
 
 
 def test_numbers_and_parents_survive_growth():

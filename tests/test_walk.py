@@ -8,10 +8,10 @@ import json
 from types import SimpleNamespace
 
 import pytest
-
-from checker.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, main
-from checker.commands.walk import exit_code
-from checker.walk import (
+from replcheck.checker.cli.commands.walk import exit_code
+from replcheck.checker.cli.exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
+from replcheck.checker.cli.main import main
+from replcheck.checker.walk import (
     END_DEADLOCK,
     END_DEPTH,
     END_VIOLATION,
@@ -23,11 +23,12 @@ from checker.walk import (
     swarm_weights,
     walk_rng,
 )
-from model import make_config
-from model.kafka import ACTION_PARAMS
-from model.tla_config import make_spec_config
+from replcheck.model import make_config
+from replcheck.model.kafka.replication import ACTION_PARAMS
+from replcheck.model.tla.config import make_spec_config
+from replcheck.traces.replay import execute
+
 from tests.stubs import ReachedSpark
-from traces.replay import execute
 
 SEEDS = dict(mode="hw", replicas=2, records=1, epochs=3, crashes=1)
 LOSS = "no-committed-data-loss"
@@ -66,7 +67,7 @@ def _walks_digest(results) -> str:
 
 
 # Captured from the engine before it took any model (issue 11), when it built the Kafka
-# model itself and drew swarm weights over model.kafka.ACTION_PARAMS: the gate's swarm
+# model itself and drew swarm weights over model.kafka.replication.ACTION_PARAMS: the gate's swarm
 # control (examples/gate.toml) and every seed quoted in the docs rely on these streams.
 PINNED_KAFKA_WALKS = [
     (
@@ -276,7 +277,7 @@ class FakeSpark:
 @pytest.fixture
 def fake_session(monkeypatch):
     """start_session hands out a fake; records close_session calls."""
-    from checker import spark_walk
+    from replcheck.checker import spark_walk
 
     closed: list[object] = []
     monkeypatch.setattr(spark_walk, "start_session", lambda *a, **k: FakeSpark)
@@ -293,7 +294,7 @@ def _raise(exc: BaseException):
 
 
 def test_ctrl_c_while_spark_starts_is_one_line_and_exit_130(monkeypatch, capsys):
-    from checker import spark_walk
+    from replcheck.checker import spark_walk
 
     monkeypatch.setattr(spark_walk, "start_session", _raise(KeyboardInterrupt()))
     assert main(["walk", "--walks", "10"]) == EXIT_INTERRUPTED
@@ -315,7 +316,7 @@ def test_ctrl_c_while_spark_starts_is_one_line_and_exit_130(monkeypatch, capsys)
     ids=["second-ctrl-c", "job-failed"],
 )
 def test_the_session_is_closed_on_every_way_out(monkeypatch, capsys, fake_session, exc, code, line):
-    from checker import spark_walk
+    from replcheck.checker import spark_walk
 
     if exc == "job":
         exc = spark_walk.JobFailed("ValueError: boom")
@@ -326,7 +327,7 @@ def test_the_session_is_closed_on_every_way_out(monkeypatch, capsys, fake_sessio
 
 
 def test_missing_java_is_one_line(monkeypatch, tmp_path, capsys):
-    from checker import spark_walk
+    from replcheck.checker import spark_walk
 
     monkeypatch.setattr(spark_walk, "active_session", lambda: None)
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-jdk"))
@@ -339,7 +340,7 @@ def test_missing_java_is_one_line(monkeypatch, tmp_path, capsys):
 @pytest.fixture
 def plain_spark(monkeypatch, fake_session):
     """The walk job runs in this process, as the plain-Python walks Spark's would equal."""
-    from checker import spark_walk
+    from replcheck.checker import spark_walk
 
     def walk_job(_spark, job, **_kw):
         return SimpleNamespace(df=job, seconds=0.5, interrupted=False, close=lambda: None)

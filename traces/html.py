@@ -15,11 +15,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from model.config import Config
-from model.interface import Action
-from model.state import NO_LEADER, Replica, State, members, record_epoch, record_id, record_name
-from traces.replay import ReplayResult
-from traces.text import controller_cell, describe_action, state_changes
+from replcheck.model.interface import Action
+from replcheck.model.kafka.config import Config
+from replcheck.model.kafka.state import (
+    NO_LEADER,
+    Replica,
+    State,
+    members,
+    record_epoch,
+    record_id,
+    record_name,
+)
+from replcheck.traces.replay import ReplayResult
+from replcheck.traces.text import controller_cell, describe_action, state_changes
 
 EPOCH_COLOURS = ["#9e9e9e", "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#edc948", "#76b7b2"]
 

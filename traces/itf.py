@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from model.config import Config, read_text
-from model.interface import Action
-from model.kafka import ACTION_PARAMS
-from model.registry import AnyConfig, action_params
-from model.state import (
+from replcheck.model.errors import InputError
+from replcheck.model.interface import Action
+from replcheck.model.kafka.config import Config, read_text
+from replcheck.model.kafka.replication import ACTION_PARAMS
+from replcheck.model.kafka.state import (
     DIVERGING,
     FETCH_RESPONSE,
     MUST_TRUNCATE,
@@ -31,6 +31,7 @@ from model.state import (
     record_epoch,
     record_id,
 )
+from replcheck.model.registry import AnyConfig, action_params
 
 FORMAT_URL = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 VARS = ["controller", "replicas", "written", "crashes", "committed", "acked"]
@@ -213,7 +214,7 @@ def write_itf(path: str | Path, document: dict[str, Any]) -> None:
 # ------------------------------------------------------------------ reading
 
 
-class TraceError(ValueError):
+class TraceError(InputError):
     """A file that is not a usable trace; the message is one line naming the file and place."""
 
 

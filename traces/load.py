@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from invariants import registry
-from model.config import Config, ConfigError, read_toml
-from model.interface import Action
-from model.kafka import ACTION_PARAMS
-from model.registry import AnyConfig, action_params, config_from_dict
-from model.state import NO_LEADER
-from traces.itf import (
+from replcheck.invariants import registry
+from replcheck.model.interface import Action
+from replcheck.model.kafka.config import Config, ConfigError, read_toml
+from replcheck.model.kafka.replication import ACTION_PARAMS
+from replcheck.model.kafka.state import NO_LEADER
+from replcheck.model.registry import AnyConfig, action_params, config_from_dict
+from replcheck.traces.itf import (
     MAX_DIGITS,
     TraceError,
     action_from_itf,

@@ -11,13 +11,13 @@ from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from invariants import registry
-from model.config import Config
-from model.interface import Action, Model
-from model.registry import AnyConfig, action_params, build_model
-from traces.itf import encode_state, plain
-from traces.load import LoadedTrace
-from traces.text import describe_action
+from replcheck.invariants import registry
+from replcheck.model.interface import Action, Model
+from replcheck.model.kafka.config import Config
+from replcheck.model.registry import AnyConfig, action_params, build_model
+from replcheck.traces.itf import encode_state, plain
+from replcheck.traces.load import LoadedTrace
+from replcheck.traces.text import describe_action
 
 
 class NotEnabled(Exception):

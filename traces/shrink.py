@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
-from invariants import INVARIANTS, Invariant, select
-from model.interface import Action, Model
+from replcheck.invariants import INVARIANTS, Invariant, select
+from replcheck.model.errors import InputError
+from replcheck.model.interface import Action, Model
 
 __all__ = ["ShrinkError", "first_violation", "shrink"]
 
 
-class ShrinkError(ValueError):
+class ShrinkError(InputError):
     """The actions given do not replay, or do not violate the invariant: nothing to shrink."""
 
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from model.interface import Action
-from model.kafka import ACTION_PARAMS
-from model.registry import AnyConfig, action_params
-from model.state import (
+from replcheck.model.interface import Action
+from replcheck.model.kafka.replication import ACTION_PARAMS
+from replcheck.model.kafka.state import (
     DIVERGING,
     FETCH_RESPONSE,
     NO_LEADER,
@@ -19,6 +18,7 @@ from model.state import (
     members,
     record_name,
 )
+from replcheck.model.registry import AnyConfig, action_params
 
 
 def _who(i: int) -> str:

@@ -18,8 +18,8 @@ import uuid
 from pathlib import Path
 
 import pytest
+from replcheck.checker import spark_walk
 
-from checker import spark_walk
 from tests.conftest import sigint_default
 
 HAVE_PROC = os.path.isdir("/proc")
@@ -75,7 +75,7 @@ class WalkProcess:
         self.out_path, self.err_path = folder / "stdout.txt", folder / "stderr.txt"
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "checker.cli", "walk", *args],
+                [sys.executable, "-m", "replcheck", "walk", *args],
                 stdout=out,
                 stderr=err,
                 env=env,

@@ -6,8 +6,8 @@ import io
 import time
 from types import SimpleNamespace
 
-from checker import spark_walk
-from checker.spark_walk import ProgressReporter
+from replcheck.checker import spark_walk
+from replcheck.checker.spark_walk import ProgressReporter
 
 
 def stage(stage_id: int, tasks: int, active: int, completed: int) -> SimpleNamespace:

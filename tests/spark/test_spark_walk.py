@@ -14,16 +14,15 @@ import threading
 import time
 
 import pytest
-
-from checker import spark_walk
-from checker.cli import main
-from checker.commands.walk import rebuild
-from checker.walk import Walker, partition_bounds, summarize
-from invariants import select
-from model import KafkaReplication, make_config
-from model.tla_config import make_spec_config
-from traces.load import load_trace
-from traces.replay import execute
+from replcheck.checker import spark_walk
+from replcheck.checker.cli.commands.walk import rebuild
+from replcheck.checker.cli.main import main
+from replcheck.checker.walk import Walker, partition_bounds, summarize
+from replcheck.invariants import select
+from replcheck.model import KafkaReplication, make_config
+from replcheck.model.tla.config import make_spec_config
+from replcheck.traces.load import load_trace
+from replcheck.traces.replay import execute
 
 SEEDS = dict(replicas=2, records=1, epochs=3, crashes=1)  # the seeds' data loss (BFS: 11 states)
 LOSS = "no-committed-data-loss"
@@ -64,7 +63,7 @@ def test_finds_hw_data_loss_and_exports_a_trace_that_replays(hw_runs, tmp_path):
     (inv,) = select([LOSS])
     ex = rebuild(config, inv, walk_id, steps, path, message, use_shrink=True)
     assert ex.length <= steps + 1
-    from traces.itf import trace_to_itf, write_itf
+    from replcheck.traces.itf import trace_to_itf, write_itf
 
     out = tmp_path / "loss.itf.json"
     write_itf(out, trace_to_itf(config, ex.steps, ex.invariant, ex.message))

@@ -1,0 +1,1 @@
+"""replcheck: a model checker for Kafka's partition replication."""

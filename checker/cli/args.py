@@ -1,0 +1,365 @@
+"""The options commands share: argument types, the model's flags, search limits.
+
+Each flag's parse error is one line (``Parser`` turns argparse's usage dumps into
+``UsageError``), and the model's configuration is built and validated here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from replcheck.checker.bfs import Progress, default_memory_budget
+from replcheck.checker.cli.exits import UsageError
+from replcheck.model.interface import Model
+from replcheck.model.kafka.config import (
+    DESIGN_RULES,
+    MODES,
+    Config,
+    ConfigError,
+    load_config_file,
+    make_config,
+    parse_mode,
+)
+from replcheck.model.kafka.releases import COVERED
+from replcheck.model.registry import AnyConfig
+from replcheck.model.tla.config import (
+    KAFKA_MODEL,
+    MODEL_NAMES,
+    SPEC_KEYS,
+    SPEC_MODELS,
+    make_spec_config,
+)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but errors become one-line UsageErrors instead of usage dumps."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def whole_number(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number >= minimum, with a one-line error otherwise."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+positive_int = whole_number(1)
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+_UNITS = {"": 2**20, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+
+def memory_size(text: str) -> int:
+    """An argparse type: bytes from '512M', '4G', '1.5g' or a plain number of MiB."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*", text.lower())
+    if not match:
+        raise argparse.ArgumentTypeError(f"expected a size such as 512M or 4G, got {text!r}")
+    value = int(float(match.group(1)) * _UNITS[match.group(2)])
+    if value < 64 * 2**20:
+        raise argparse.ArgumentTypeError(f"must be at least 64M, got {text!r}")
+    return value
+
+
+def format_bytes(n: int) -> str:
+    for unit, size in (("G", 2**30), ("M", 2**20)):
+        if n >= size:
+            return f"{n / size:.1f}{unit}"
+    return f"{n}B"
+
+
+def kafka_release(text: str) -> str:
+    """argparse type for --kafka: a covered release, in its canonical form."""
+    try:
+        return parse_mode(text, "--kafka")
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--kafka: ")) from None
+
+
+def add_model_args(p: argparse.ArgumentParser, with_mode: bool = True) -> None:
+    """The model's bounds and Kafka settings, as flags that override --config."""
+    g = p.add_argument_group("model (flags override --config)")
+    g.add_argument("--config", metavar="FILE.toml", help="read model keys from a TOML file")
+    if with_mode:
+        g.add_argument(
+            "--kafka",
+            metavar="X.Y.Z",
+            type=kafka_release,
+            help=f"the Kafka release to model, {COVERED} (default 0.10.2)",
+        )
+        g.add_argument(
+            "--mode",
+            choices=MODES,
+            help="a release by its truncation mode: hw (0.10.2), kip101 (1.1.1), kip279 (2.0.0), "
+            "kip320 (2.1.0)",
+        )
+    g.add_argument("--replicas", type=int, metavar="N", help="replicas, 2-5 (default 2)")
+    g.add_argument("--records", type=int, metavar="N", help="producer writes in all (default 2)")
+    g.add_argument(
+        "--epochs",
+        type=int,
+        metavar="N",
+        help="highest leader epoch the controller may reach by elections (the first leader "
+        "has epoch 1; default 3). KRaft before 3.6 also bumps it on ISR shrinks, past this",
+    )
+    g.add_argument("--crashes", type=int, metavar="N", help="broker crashes in all (default 1)")
+    g.add_argument("--acks", metavar="all|1|0", help="producer acks (default all)")
+    g.add_argument("--min-isr", type=int, metavar="N", help="min.insync.replicas (default 1)")
+    g.add_argument(
+        "--unclean",
+        action="store_true",
+        default=None,
+        help="allow unclean leader election (a replica outside the ISR may lead)",
+    )
+    g.add_argument(
+        "--lossy-crash",
+        action="store_true",
+        default=None,
+        help="a crash may lose the unflushed tail of the log",
+    )
+    g.add_argument(
+        "--controller-failover",
+        action="store_true",
+        default=None,
+        help="the controller may fail over: a replica may miss LeaderAndIsr requests and "
+        "get only the current state",
+    )
+    g.add_argument(
+        "--atomic",
+        action="store_true",
+        default=None,
+        help="coarse model: a fetch, and a whole epoch exchange, is one step (faster; what the "
+        "TLA+ specs do). Default: requests and responses are separate steps",
+    )
+    g.add_argument(
+        "--kraft",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the controller is the KRaft quorum, 3.3.0 and later (default: ZooKeeper before "
+        "4.0, KRaft from 4.0)",
+    )
+    g.add_argument(
+        "--elr",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="Eligible Leader Replicas (KIP-966), 4.0.0 and later (default: off in 4.0, on "
+        "from 4.1)",
+    )
+    g.add_argument(
+        "--break-rule",
+        choices=DESIGN_RULES,
+        help="break a design rule of the protocol to see what it prevents: "
+        + "; ".join(f"{k}: {why}" for k, (_needs, _kraft, why) in DESIGN_RULES.items()),
+    )
+
+
+def add_model_choice(p: argparse.ArgumentParser) -> None:
+    """--model: the Kafka model, or a variant of the TLA+ reference spec with its constants."""
+    g = p.add_argument_group(
+        "TLA+ reference spec (hachikuji/kafka-specification; with --model tla-*, which also "
+        "takes --replicas)"
+    )
+    g.add_argument(
+        "--model",
+        choices=MODEL_NAMES,
+        default=KAFKA_MODEL,
+        help="what to check: the Kafka model (default) or a spec module: "
+        + ", ".join(f"{name} ({module}.tla)" for name, (_v, module) in SPEC_MODELS.items()),
+    )
+    g.add_argument("--log-size", type=int, metavar="N", help="the spec's LogSize (default 2)")
+    g.add_argument("--max-records", type=int, metavar="N", help="the spec's MaxRecords (default 2)")
+    g.add_argument(
+        "--max-leader-epoch",
+        type=int,
+        metavar="N",
+        help="the spec's MaxLeaderEpoch (default 3)",
+    )
+
+
+# Flags of the Kafka model only: a spec run refuses them rather than ignore them.
+_KAFKA_ONLY = {
+    "config": "--config",
+    "kafka": "--kafka",
+    "mode": "--mode",
+    "records": "--records",
+    "epochs": "--epochs",
+    "crashes": "--crashes",
+    "acks": "--acks",
+    "min_isr": "--min-isr",
+    "unclean": "--unclean",
+    "lossy_crash": "--lossy-crash",
+    "controller_failover": "--controller-failover",
+    "atomic": "--atomic",
+    "kraft": "--kraft",
+    "elr": "--elr",
+    "break_rule": "--break-rule",
+}
+
+
+def model_config_from_args(args: argparse.Namespace) -> AnyConfig:
+    """The Kafka model's Config (see :func:`config_from_args`) or the spec's SpecConfig."""
+    spec_flags = {key: getattr(args, key, None) for key in SPEC_KEYS if key != "replicas"}
+    if args.model == KAFKA_MODEL:
+        given = [k for k, v in spec_flags.items() if v is not None]
+        if given:
+            flag = "--" + given[0].replace("_", "-")
+            raise UsageError(f"{flag}: a constant of the TLA+ spec; give --model tla-...")
+        return config_from_args(args)
+    for key, flag in _KAFKA_ONLY.items():
+        if getattr(args, key, None) not in (None, False):
+            raise UsageError(
+                f"{flag}: a Kafka model option; --model {args.model} takes --replicas, "
+                "--log-size, --max-records and --max-leader-epoch"
+            )
+    values = {"model": args.model, "replicas": args.replicas, **spec_flags}
+    return make_spec_config({k: v for k, v in values.items() if v is not None})
+
+
+def add_invariant_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    p.add_argument(
+        "--invariant",
+        action="append",
+        metavar="ID",
+        help="check this invariant (repeatable; default: those list-invariants marks "
+        "default; 'all': every one)",
+    )
+
+
+def add_workers_arg(p: argparse.ArgumentParser | argparse._ArgumentGroup, what: str) -> None:
+    """--workers N, defaulting to this machine's cores; ``what`` says what they do."""
+    cores = os.cpu_count() or 1
+    p.add_argument(
+        "--workers",
+        type=positive_int,
+        default=cores,
+        metavar="N",
+        help=f"{what} (default: this machine's cores, {cores})",
+    )
+
+
+def add_search_args(p: argparse.ArgumentParser) -> None:
+    """Options of the exhaustive search, shared by check and compare."""
+    g = p.add_argument_group("search")
+    add_invariant_args(g)
+    g.add_argument(
+        "--symmetry",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="explore one state per renaming of the replicas (default: on for the Kafka "
+        "model; off for the TLA+ spec, whose counts are TLC's without symmetry; with it, "
+        "the count is the number of orbits)",
+    )
+    add_limit_args(g, max_states_help="stop after N distinct states")
+    g.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    g.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def add_limit_args(
+    g: argparse.ArgumentParser | argparse._ArgumentGroup,
+    *,
+    max_states_help: str,
+    max_states_default: int | None = None,
+) -> None:
+    """--max-states, --timeout, --memory: each stops the search cleanly (exit 3)."""
+    g.add_argument(
+        "--max-states",
+        type=positive_int,
+        default=max_states_default,
+        metavar="N",
+        help=max_states_help,
+    )
+    g.add_argument(
+        "--timeout",
+        type=seconds,
+        metavar="SECONDS",
+        help="stop after this many seconds and report what was explored (exit 3 unless a "
+        "violation was found)",
+    )
+    budget = default_memory_budget()
+    g.add_argument(
+        "--memory",
+        type=memory_size,
+        default=budget,
+        metavar="SIZE",
+        help="stop when this process's memory reaches SIZE (e.g. 2G, 500M) and report what "
+        "was explored (exit 3 unless a violation was found; default: 80%% of this machine's "
+        f"memory, {format_bytes(budget) if budget else 'no limit'})",
+    )
+
+
+def config_from_args(args: argparse.Namespace, mode: str | None = None) -> Config:
+    """--config file values, overridden by flags, validated."""
+    values: dict[str, Any] = {}
+    where = ""
+    if args.config:
+        values.update(load_config_file(args.config))
+        where = f"{args.config}: "
+    kafka, named = getattr(args, "kafka", None), getattr(args, "mode", None)
+    if kafka is not None and named is not None:
+        raise UsageError("--kafka and --mode: give one of them")
+    flags = {
+        "mode": mode if mode is not None else kafka if kafka is not None else named,
+        "replicas": args.replicas,
+        "records": args.records,
+        "epochs": args.epochs,
+        "crashes": args.crashes,
+        "acks": args.acks,
+        "min_insync_replicas": args.min_isr,
+        "unclean_election": args.unclean,
+        "lossy_crash": args.lossy_crash,
+        "controller_failover": args.controller_failover,
+        "atomic": args.atomic,
+        "kraft": args.kraft,
+        "elr": args.elr,
+        "broken_rule": args.break_rule,
+    }
+    overridden = {k: v for k, v in flags.items() if v is not None}
+    if overridden:
+        where = ""  # a mix of file and flags: the message names the key only
+    if "mode" in overridden:
+        values.pop("kafka", None)
+    values.update(overridden)
+    return make_config(values, where)
+
+
+def progress_printer(label: str = "") -> Callable[[Progress], None]:
+    def show(p: Progress) -> None:
+        print(
+            f"{label}{p.distinct_states:,} distinct states, queue {p.queue:,}, depth {p.depth}, "
+            f"{p.states_per_second:,.0f} states/s, {p.violations} violated",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    return show
+
+
+def symmetry_on(args: argparse.Namespace, model: Model) -> bool:
+    """--symmetry / --no-symmetry if given, else the model's default."""
+    return model.default_symmetry if args.symmetry is None else args.symmetry

@@ -1,0 +1,277 @@
+"""The bounds and options of one model-checking run, validated once at the edge.
+
+Every way a user can give a configuration (TOML file, CLI flags, a trace's
+``#meta``) ends in :func:`make_config`, so they all get the same clear errors.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from replcheck.model.errors import InputError
+from replcheck.model.kafka.releases import MODE_RELEASES, UnknownRelease, behaviour, release_name
+
+MODES = tuple(MODE_RELEASES)  # names for releases: hw, kip101, kip279, kip320
+ACKS = {"all": -1, "-1": -1, "1": 1, "0": 0}
+MAX_RECORDS = 30  # record ids live in a bitmask; 30 keeps states small ints
+
+
+class DesignRule(NamedTuple):
+    """A rule of the protocol's design that a run may break on purpose."""
+
+    needs: str  # the Behaviour flag of the releases that have the rule
+    kraft_only: bool  # a rule of the KRaft controller: the run must use kraft
+    why: str
+
+
+# Design rules a run may break on purpose (``broken_rule``), to show what each one
+# prevents: the catalogue's "rule" entries (B1, B5).  Each needs a release with it.
+DESIGN_RULES: dict[str, DesignRule] = {
+    "maximal-isr": DesignRule(
+        "alter_isr",
+        False,
+        "while an ISR change is pending the leader counts the committed and the proposed ISR "
+        "for the HW (KIP-497); broken, it counts the proposed ISR alone",
+    ),
+    "isr-join-by-fetch": DesignRule(
+        "kraft_available",
+        True,
+        "a replica joins the ISR only through its leader's AlterPartition, after a fetch in "
+        "the current leader epoch; broken, a fenced broker's removal and re-addition land in "
+        "one metadata batch, so it re-registers as an ISR member without having fetched",
+    ),
+}
+
+
+class ConfigError(InputError):
+    """A configuration value is wrong; the message names the key and the problem."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """One partition's bounds and Kafka settings.
+
+    ``epochs`` is the highest leader epoch the controller may reach by electing
+    leaders (the first leader has epoch 1).  In KRaft before 3.6 an accepted ISR
+    shrink also starts an epoch (controller.py ``_do_alter_isr``, KAFKA-15021): those
+    are not held to the bound, since Kafka does not refuse the shrink; the writes
+    bound them instead.  ``records`` and ``crashes`` count events in the whole run.
+    ``controller_failover``: the controller may fail over, and the new one sends
+    each broker only its current state, so a replica may miss LeaderAndIsr requests.
+    ``mode`` is a Kafka release (``2.1.0``) or a mode name for one (``kip320``).
+    ``atomic``: the coarse model, where a fetch or an epoch exchange is one step.
+    ``kraft``: the controller is the KRaft quorum (3.3+; the only one from 4.0).
+    ``elr``: Eligible Leader Replicas (KIP-966; 4.0 opt-in, on by default from 4.1).
+    Both default to what the release does by default (see :func:`make_config`).
+    ``broken_rule``: one of :data:`DESIGN_RULES`, broken to show what it prevents.
+    """
+
+    mode: str = "hw"
+    replicas: int = 2
+    records: int = 2
+    epochs: int = 3
+    crashes: int = 1
+    acks: int = -1  # -1 means acks=all
+    min_insync_replicas: int = 1
+    unclean_election: bool = False
+    lossy_crash: bool = False
+    controller_failover: bool = False
+    atomic: bool = False
+    kraft: bool = False
+    elr: bool = False
+    broken_rule: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def describe(self) -> str:
+        acks = "all" if self.acks == -1 else str(self.acks)
+        parts = [
+            f"mode={self.mode}" if self.mode in MODES else f"kafka={self.mode}",
+            f"replicas={self.replicas}",
+            f"records={self.records}",
+            f"epochs={self.epochs}",
+            f"crashes={self.crashes}",
+            f"acks={acks}",
+            f"min_isr={self.min_insync_replicas}",
+        ]
+        if self.unclean_election:
+            parts.append("unclean")
+        if self.lossy_crash:
+            parts.append("lossy-crash")
+        if self.controller_failover:
+            parts.append("controller-failover")
+        if self.atomic:
+            parts.append("atomic")
+        if self.kraft:
+            parts.append("kraft")
+        if self.elr:
+            parts.append("elr")
+        if self.broken_rule:
+            parts.append(f"broken-rule={self.broken_rule}")
+        return " ".join(parts)
+
+
+FIELD_NAMES = tuple(f.name for f in fields(Config))
+# Friendly aliases accepted in TOML files and trace metadata.
+ALIASES = {"min_isr": "min_insync_replicas", "unclean": "unclean_election", "kafka": "mode"}
+
+
+def parse_acks(value: Any, where: str = "acks") -> int:
+    """Accept 'all', -1, 1, 0 (as ints or strings) and return Kafka's int form."""
+    key = str(value).strip().lower()
+    if isinstance(value, bool) or key not in ACKS:
+        raise ConfigError(f"{where}: expected one of all, 1, 0 (got {value!r})")
+    return ACKS[key]
+
+
+def parse_mode(value: Any, where: str = "mode") -> str:
+    """A mode name as given, or a Kafka release in its canonical form (``2.1`` -> ``2.1.0``)."""
+    if not isinstance(value, str):
+        raise ConfigError(f'{where}: expected a Kafka release such as "2.1.0" (got {value!r})')
+    if value in MODES:
+        return value
+    try:
+        return release_name(value)
+    except UnknownRelease as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def _int_in(name: str, value: Any, low: int, high: int | None, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{where}{name}: expected an integer (got {value!r})")
+    if value < low or (high is not None and value > high):
+        span = f"{low}..{high}" if high is not None else f">= {low}"
+        raise ConfigError(f"{where}{name}: must be {span} (got {value})")
+    return value
+
+
+def _bool(name: str, value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}{name}: expected true or false (got {value!r})")
+    return value
+
+
+def make_config(values: dict[str, Any], where: str = "") -> Config:
+    """Build a validated Config from loose key/values (unknown keys are errors).
+
+    ``where`` prefixes messages, e.g. ``"gate.toml: "``, so the user knows the source.
+    """
+    merged: dict[str, Any] = {}
+    given: dict[str, str] = {}
+    for raw_key, value in values.items():
+        key = ALIASES.get(raw_key, raw_key)
+        if key not in FIELD_NAMES:
+            known = ", ".join((*FIELD_NAMES, "kafka"))
+            raise ConfigError(f"{where}unknown key {raw_key!r} (known keys: {known})")
+        if key in given:
+            raise ConfigError(f"{where}{given[key]} and {raw_key}: give one of them")
+        given[key] = raw_key
+        merged[key] = value
+    cfg = Config()
+    out = asdict(cfg)
+    out.update(merged)
+
+    out["mode"] = parse_mode(out["mode"], f"{where}{given.get('mode', 'mode')}")
+    out["replicas"] = _int_in("replicas", out["replicas"], 2, 5, where)
+    out["records"] = _int_in("records", out["records"], 0, MAX_RECORDS, where)
+    out["epochs"] = _int_in("epochs", out["epochs"], 1, 1000, where)
+    out["crashes"] = _int_in("crashes", out["crashes"], 0, 1000, where)
+    out["acks"] = parse_acks(out["acks"], f"{where}acks")
+    out["min_insync_replicas"] = _int_in(
+        "min_insync_replicas", out["min_insync_replicas"], 1, out["replicas"], where
+    )
+    out["unclean_election"] = _bool("unclean_election", out["unclean_election"], where)
+    out["lossy_crash"] = _bool("lossy_crash", out["lossy_crash"], where)
+    out["controller_failover"] = _bool("controller_failover", out["controller_failover"], where)
+    out["atomic"] = _bool("atomic", out["atomic"], where)
+    _release_options(out, merged, where)
+    return Config(**out)
+
+
+def _release_options(out: dict[str, Any], given: dict[str, Any], where: str) -> None:
+    """``kraft`` and ``elr``: the release's default unless given, and only where it has them."""
+    b = behaviour(out["mode"])
+    name = b.release
+    kraft = _bool("kraft", given["kraft"], where) if "kraft" in given else not b.zookeeper_available
+    if kraft and not b.kraft_available:
+        raise ConfigError(
+            f"{where}kraft: Kafka {name} has no production KRaft controller (from 3.3.0, KIP-833)"
+        )
+    if not kraft and not b.zookeeper_available:
+        raise ConfigError(f"{where}kraft: Kafka {name} has no ZooKeeper mode (removed in 4.0.0)")
+    if kraft and out["controller_failover"]:
+        raise ConfigError(
+            f"{where}controller_failover: a ZooKeeper controller's failover; with kraft the "
+            "metadata log carries every change to the new active controller"
+        )
+    elr = _bool("elr", given["elr"], where) if "elr" in given else b.elr_default
+    if elr and not b.elr_available:
+        raise ConfigError(f"{where}elr: Kafka {name} has no Eligible Leader Replicas (from 4.0.0)")
+    out["kraft"], out["elr"] = kraft, elr
+    rule = out["broken_rule"]
+    if rule:
+        if not isinstance(rule, str) or rule not in DESIGN_RULES:
+            raise ConfigError(
+                f"{where}broken_rule: expected one of {', '.join(DESIGN_RULES)} (got {rule!r})"
+            )
+        if not getattr(b, DESIGN_RULES[rule].needs):
+            raise ConfigError(f"{where}broken_rule: Kafka {name} has no {rule} rule to break")
+        if DESIGN_RULES[rule].kraft_only and not kraft:
+            raise ConfigError(f"{where}broken_rule: {rule} is a KRaft rule (kraft = true, --kraft)")
+
+
+def read_text(path: str | Path, error: type[Exception] = ConfigError, kind: str = "TOML") -> str:
+    """A user's file as text, or ``error`` with one line naming the file and the problem.
+
+    A UTF-8 byte-order mark (some Windows editors write one) is dropped.
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise error(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise error(f"{path}: is a directory") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise error(
+            f"{path}: not a UTF-8 text file (byte 0x{data[exc.start]:02x} at line {line}; "
+            f"expected {kind})"
+        ) from None
+
+
+def read_toml(path: str | Path, error: type[Exception] = ConfigError) -> dict[str, Any]:
+    """A user's TOML file, parsed, or ``error`` with one line naming the file and the place."""
+    text = read_text(path, error, "TOML")
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{path}: invalid TOML ({exc})") from None
+    except RecursionError:
+        raise error(f"{path}: invalid TOML (nested too deeply)") from None
+    except ValueError as exc:  # an integer past Python's 4,300-digit conversion limit
+        raise error(f"{path}: invalid TOML ({str(exc).split(';')[0]})") from None
+
+
+def load_config_file(path: str | Path) -> dict[str, Any]:
+    """Read a TOML file's model keys: at top level, or in a ``[model]`` table (not both)."""
+    data = read_toml(path)
+    if "model" in data:
+        if not isinstance(data["model"], dict):
+            raise ConfigError(f"{path}: model: expected a [model] table")
+        extra = sorted(k for k in data if k != "model")
+        if extra:
+            raise ConfigError(
+                f"{path}: {extra[0]!r} beside the [model] table: put every model key inside "
+                "[model], or use no [model] table at all"
+            )
+        data = data["model"]
+    return data

@@ -1,0 +1,261 @@
+"""The ZooKeeper-era controller: failure and startup handling, elections, and the
+LeaderAndIsr requests it sends (ref § Actors, Controller).
+
+The controller's view is ZooKeeper's partition state: leader, leader epoch, ISR
+(``State.ctrl_*``).  Every controller write starts a new leader epoch and a new
+zkVersion; a leader's own ISR writes change the zkVersion too
+(``State.ctrl_isr_written``).  A broker applies the requests one controller sent
+it in order; a broker the controller saw restart, and every broker after a
+controller failover, gets the current state instead.
+"""
+
+from __future__ import annotations
+
+from replcheck.model.kafka.state import (
+    ALTER_ISR,
+    ALTER_RESTARTED,
+    ALTER_SENDER,
+    ALTER_VERSION_OK,
+    NO_LEADER,
+    State,
+)
+
+
+class ControllerRules:
+    """Mixed into KafkaReplication: the controller's actions and its requests."""
+
+    # ------------------------------------------------------------- failures
+
+    def _crash_notice_possible(self, s: State, i: int, can_bump: bool) -> bool:
+        return can_bump or not self._notice_needs_bump(s, i)
+
+    def _notice_needs_bump(self, s: State, i: int) -> bool:
+        if self.config.elr:  # the ISR may become empty (KIP-966)
+            return s.ctrl_leader == i or bool(s.ctrl_isr >> i & 1)
+        return s.ctrl_leader == i or bool(s.ctrl_isr >> i & 1 and s.ctrl_isr != 1 << i)
+
+    def _failover_choices(self, s: State, i: int) -> list[int]:
+        """Who the controller may make leader when it notices broker ``i`` is gone."""
+        if s.ctrl_leader != i:
+            return [s.ctrl_leader]
+        live = s.ctrl_live & ~(1 << i)
+        clean = [c for c in self.ids if (live & s.ctrl_isr) >> c & 1]
+        if clean:
+            return clean
+        # KIP-966: with no live ISR member, a live Eligible Leader Replica is a clean choice.
+        eligible = [c for c in self.ids if (live & s.ctrl_elr) >> c & 1]
+        if eligible:
+            return eligible
+        if self.config.unclean_election:
+            unclean = [c for c in self.ids if live >> c & 1]
+            if unclean:
+                return unclean
+        return [NO_LEADER]
+
+    def _do_notice_crash(self, s: State, i: int, new_leader: int) -> State:
+        """A broker failure, as KafkaController.onBrokerFailure handles it.
+
+        If the dead broker led, OfflinePartitionLeaderElection picks a live ISR
+        member (new ISR: the live ISR members), or with unclean election any live
+        replica (ISR: just it), or nobody (leader -1, the ISR keeps its last
+        member).  If it followed in the ISR, removeReplicasFromIsr drops it.  Each
+        change is a new LeaderAndIsr and so a new leader epoch.  The requests
+        queued for the dead broker are dropped with its connection.
+        """
+        live = s.ctrl_live & ~(1 << i)
+        isr = s.ctrl_isr
+        keep_last = not self.config.elr  # with ELR the last member leaves too (KIP-966)
+        if s.ctrl_leader == i:
+            if new_leader == NO_LEADER:
+                isr = isr & ~(1 << i) or (isr if keep_last else 0)
+            elif isr >> new_leader & 1:
+                isr = isr & live
+            else:
+                isr = 1 << new_leader  # elected from the ELR, or an unclean election
+        elif isr >> i & 1:
+            isr = isr & ~(1 << i) or (isr if keep_last else 0)
+        if new_leader == s.ctrl_leader and isr == s.ctrl_isr:
+            return s.replace(ctrl_live=live)
+        return self._new_epoch(s, new_leader, isr).replace(ctrl_live=live)
+
+    def _do_notice_restart(self, s: State, i: int) -> State:
+        """The controller sees the broker registered again (onBrokerStartup): it
+        will send it the current state (``epoch`` 0 marks that it is owed it); an
+        offline partition gets it as leader if it is in the ISR, or through an
+        unclean election."""
+        live = s.ctrl_live | (1 << i)
+        s = s.with_replica(i, s.replicas[i].replace(epoch=0))
+        if s.ctrl_elr >> i & 1:
+            # Every crash here is an unclean shutdown: the broker registers without a
+            # clean-shutdown record and leaves the ELR
+            # (ReplicationControlManager.handleBrokerUncleanShutdown, 3.8+ with ELR).
+            s = s.replace(ctrl_elr=s.ctrl_elr & ~(1 << i))
+        if s.alter_requests:  # a new registration, a new broker epoch (KIP-903)
+            s = s.replace(
+                alter_requests=tuple(
+                    req[:ALTER_RESTARTED] + (req[ALTER_RESTARTED] | (req[ALTER_ISR] & 1 << i),)
+                    for req in s.alter_requests
+                )
+            )
+        offline = s.ctrl_leader == NO_LEADER and s.ctrl_epoch < self.config.epochs
+        if (
+            self.config.broken_rule == "isr-join-by-fetch"
+            and not offline
+            and not s.ctrl_isr >> i & 1
+            and s.ctrl_epoch < self.config.epochs
+        ):
+            # The broken rule (catalogue B5): the fence that removed the broker from the
+            # ISR and its re-registration land in one metadata batch, and the batch's
+            # net effect keeps it a member.  Kafka's controller never adds an ISR member
+            # itself (ReplicationControlManager: only a leader's AlterPartition does).
+            return self._new_epoch(s, s.ctrl_leader, s.ctrl_isr | 1 << i).replace(ctrl_live=live)
+        if offline and s.ctrl_isr >> i & 1:
+            return self._new_epoch(s, i, s.ctrl_isr & live).replace(ctrl_live=live)
+        if offline and self.config.unclean_election:
+            return self._new_epoch(s, i, 1 << i).replace(ctrl_live=live)
+        # KIP-966: with ISR and ELR empty, the last known leader is elected as an
+        # unclean recovery, even without unclean.leader.election.enable
+        # (PartitionChangeBuilder.canElectLastKnownLeader, 4.0/4.1).
+        empty = self.config.elr and not s.ctrl_isr and not s.ctrl_elr & live
+        if offline and empty and i == last_known_leader(s):
+            return self._new_epoch(s, i, 1 << i).replace(ctrl_live=live, ctrl_elr=0)
+        return s.replace(ctrl_live=live)
+
+    # ----------------------------------------------- AlterIsr / AlterPartition
+
+    def _do_alter_isr(self, s: State, sender: int) -> State:
+        """The controller handles the oldest ISR change ``sender`` asked for (2.7+).
+
+        Refused (the request is dropped; the leader stays pending until a new
+        LeaderAndIsr, Partition.handleAlterIsrResponse) on a stale leader epoch
+        (FENCED_LEADER_EPOCH) or partition version (INVALID_UPDATE_VERSION).
+        From 3.3 (KIP-841) a fenced member is INELIGIBLE_REPLICA and from 3.5 in
+        KRaft (KIP-903) so is a member whose broker registered again since the
+        fetch behind the request; the leader then returns to its committed ISR.
+        Accepted: the ISR is written (a new version, no new leader epoch in ZK,
+        KafkaController.processAlterIsr) and the leader adopts it from the
+        response.  A KRaft shrink before 3.6 also bumps the leader epoch
+        (PartitionChangeBuilder.triggerLeaderEpochBumpIfNeeded): the leader
+        ignores the response and leaves its pending state on the new epoch.
+        """
+        at = next(k for k, req in enumerate(s.alter_requests) if req[ALTER_SENDER] == sender)
+        _sender, epoch, version_ok, isr, restarted = s.alter_requests[at]
+        s = s.replace(alter_requests=s.alter_requests[:at] + s.alter_requests[at + 1 :])
+        b = self.behaviour
+        lead = s.replicas[sender]
+        waiting = lead.alive and lead.leader == sender and lead.epoch == epoch
+        waiting = waiting and lead.pending_isr == isr
+        if epoch != s.ctrl_epoch or not version_ok:
+            return s
+        ineligible = b.isr_needs_live_replicas and isr & ~s.ctrl_live
+        if self.config.kraft and b.isr_broker_epochs:
+            ineligible = ineligible or isr & restarted
+        if ineligible:
+            if waiting:
+                s = s.with_replica(sender, lead.replace(pending_isr=0))
+            return s
+        if self.config.kraft and b.kraft_shrink_bumps_epoch and s.ctrl_isr & ~isr:
+            return self._new_epoch(s, s.ctrl_leader, isr)
+        requests = tuple(
+            req[:ALTER_VERSION_OK] + (0,) + req[ALTER_VERSION_OK + 1 :] for req in s.alter_requests
+        )
+        s = s.replace(
+            ctrl_isr=isr,
+            ctrl_elr=self._elr_after(s, isr),
+            ctrl_isr_written=1,
+            alter_requests=requests,
+        )
+        if not waiting:
+            return s
+        lead, acked = self._advance_leader_hw(
+            lead.replace(isr=isr, pending_isr=0, zk_current=1), lead.remote_leo, s.acked
+        )
+        return s.replace(acked=acked).with_replica(sender, lead)
+
+    def _do_elect(self, s: State, c: int) -> State:
+        """ref § Actors: leadership moves without a crash (preferred-leader election,
+        controlled shutdown, a leader's expired ZooKeeper session); ISR unchanged."""
+        return self._new_epoch(s, c, s.ctrl_isr)
+
+    def _new_epoch(self, s: State, leader: int, isr: int) -> State:
+        """The controller writes a new LeaderAndIsr: the next leader epoch and a new
+        zkVersion, which makes every broker's cached version stale."""
+        replicas = s.replicas
+        if any(r.zk_current for r in replicas):
+            replicas = tuple(r.replace(zk_current=0) if r.zk_current else r for r in replicas)
+        return s.replace(
+            ctrl_leader=leader,
+            ctrl_epoch=s.ctrl_epoch + 1,
+            ctrl_isr=isr,
+            ctrl_elr=self._elr_after(s, isr),
+            ctrl_isr_written=0,
+            ctrl_history=s.ctrl_history + ((leader, isr),),
+            replicas=replicas,
+        )
+
+    def _elr_after(self, s: State, isr: int) -> int:
+        """PartitionChangeBuilder.maybePopulateTargetElr (KIP-966): below
+        min.insync.replicas, the members leaving the ISR join the ELR (which keeps
+        no ISR member); at or above it the ELR is empty."""
+        if not self.config.elr or isr.bit_count() >= self.config.min_insync_replicas:
+            return 0
+        return (s.ctrl_elr | s.ctrl_isr) & ~isr
+
+    # ------------------------------------------------------ LeaderAndIsr
+
+    def _do_deliver(self, s: State, i: int) -> State:
+        """A LeaderAndIsr request arrives (ReplicaManager.becomeLeaderOrFollower).
+
+        A running broker gets the next epoch's request as it was sent (its ISR
+        and zkVersion as of then), skipping those that name no leader
+        (makeFollowers acts only "when the leader is available").  A broker the
+        controller saw restart gets the current state.
+        """
+        r = s.replicas[i]
+        if r.epoch == 0:
+            return self._do_deliver_latest(s, i)
+        epoch = self._next_request(s, i)
+        leader, isr = s.ctrl_history[epoch - 1]
+        current = epoch == s.ctrl_epoch and not s.ctrl_isr_written
+        return self._become(s, i, leader, epoch, isr, int(current and leader == i))
+
+    def _do_deliver_latest(self, s: State, i: int) -> State:
+        """The current state from ZooKeeper, with its current zkVersion: what a new
+        controller (after a failover) sends every broker, and what a restarted
+        broker gets (ControllerContext's leadership info)."""
+        leader = s.ctrl_leader
+        return self._become(s, i, leader, s.ctrl_epoch, s.ctrl_isr, int(leader == i))
+
+    def _next_request(self, s: State, i: int) -> int:
+        """The epoch of the next request that takes effect on replica ``i`` (0: none)."""
+        r = s.replicas[i]
+        if r.epoch == 0:
+            return s.ctrl_epoch if self._takes_effect(s, s.ctrl_epoch) else 0
+        for epoch in range(r.epoch + 1, s.ctrl_epoch + 1):
+            if self._takes_effect(s, epoch):
+                return epoch
+        return 0
+
+    def _takes_effect(self, s: State, epoch: int) -> bool:
+        """A request naming no leader changes nothing.  Any other named leader was
+        alive when the controller sent the request (it elects only live brokers),
+        and that is the liveness the broker judges it by."""
+        return s.ctrl_history[epoch - 1][0] != NO_LEADER
+
+    def _failover_delivery_differs(self, s: State, i: int) -> bool:
+        """After a controller failover, does the current state tell broker ``i``
+        anything its queue would not?  It does for a broker behind the current
+        epoch, and for one that restarted unnoticed and holds no state."""
+        r = s.replicas[i]
+        if r.epoch == 0 or not self._takes_effect(s, s.ctrl_epoch):
+            return False
+        return r.epoch < s.ctrl_epoch or r.leader == NO_LEADER
+
+
+def last_known_leader(s: State) -> int:
+    """The leader of the latest LeaderAndIsr that named one (PartitionRegistration's
+    lastKnownElr holds it once the ISR is empty)."""
+    for leader, _isr in reversed(s.ctrl_history):
+        if leader != NO_LEADER:
+            return leader
+    return NO_LEADER

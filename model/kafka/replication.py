@@ -1,0 +1,278 @@
+"""Kafka partition replication as a transition system.
+
+Every rule of ``docs/kafka-replication.md`` (cited as "ref § <section>") is one
+action: a precondition in :meth:`KafkaReplication.actions` and an effect in the
+``_do_<name>`` method of the same name, in the module of its actor:
+``model/kafka/broker.py`` (a broker's own replica), ``model/kafka/controller.py`` (the
+controller and its LeaderAndIsr requests), ``model/kafka/messages.py`` (Fetch and
+OffsetsForLeaderEpoch).  What differs between Kafka releases is read from
+``model/kafka/releases.py``.
+
+Time is not modelled: any enabled action may happen next.  That is what lets
+the checker find the interleavings behind the replication bugs (a response that
+arrives after the leader changed, a restart at the wrong moment, a request
+from a stale leader).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from replcheck.model.interface import Action
+from replcheck.model.kafka.broker import BrokerRules, bits
+from replcheck.model.kafka.config import Config
+from replcheck.model.kafka.controller import ControllerRules
+from replcheck.model.kafka.epochs import whole_exchange
+from replcheck.model.kafka.messages import MessageRules
+from replcheck.model.kafka.releases import ON_FETCH, TRUNCATE_TO_HW, Behaviour, behaviour
+from replcheck.model.kafka.state import (
+    ALTER_SENDER,
+    EPOCH_RESPONSE,
+    MUST_TRUNCATE,
+    NO_LEADER,
+    NOTHING_IN_FLIGHT,
+    TRUNCATE_PENDING,
+    TRUNCATED,
+    UNKNOWN_LEO,
+    Replica,
+    State,
+    true_leader,
+)
+from replcheck.model.kafka.symmetry import canonical, representative
+
+# Parameter names of each action, in the order of ``Action.args``.
+ACTION_PARAMS: dict[str, tuple[str, ...]] = {
+    "write": ("leader",),
+    "fetch_request": ("follower", "leader"),
+    "fetch_response": ("follower",),
+    "epoch_request": ("follower", "leader"),
+    "epoch_response": ("follower",),
+    "diverging_truncate": ("follower",),
+    "fetch": ("follower", "leader"),
+    "truncate": ("follower", "leader"),
+    "shrink_isr": ("leader", "follower"),
+    "alter_isr": ("leader",),
+    "checkpoint_hw": ("replica",),
+    "crash": ("replica", "keep"),
+    "restart": ("replica",),
+    "deliver": ("replica",),
+    "deliver_latest": ("replica",),
+    "notice_crash": ("replica", "new_leader"),
+    "notice_restart": ("replica",),
+    "elect": ("leader",),
+}
+
+ACTION_DOCS: dict[str, str] = {
+    "write": "producer appends the next record to a replica that believes it leads",
+    "fetch_request": "leader handles a follower's fetch: records its offset, may add it to the "
+    "ISR, advances its HW, answers with records and its HW of before",
+    "fetch_response": "follower handles the fetch response: appends, HW := min(HW sent, LEO)",
+    "epoch_request": "leader answers a new follower's OffsetsForLeaderEpoch for its latest epoch",
+    "epoch_response": "follower truncates on the answer (and asks again under KIP-279 if needed)",
+    "diverging_truncate": "follower truncates on a divergingEpoch whose HW it already took "
+    "(before KAFKA-14704)",
+    "fetch": "coarse model (--atomic): a fetch request and its response in one step",
+    "truncate": "coarse model (--atomic): the whole epoch exchange and truncation in one step",
+    "shrink_isr": "leader removes a lagging follower from the ISR (conditional on its zkVersion; "
+    "from 2.7 it proposes the change to the controller)",
+    "alter_isr": "controller handles a leader's AlterIsr / AlterPartition request and answers",
+    "checkpoint_hw": "broker writes its HW to the replication-offset checkpoint file",
+    "crash": "broker process dies, keeping `keep` log entries (fewer on a lossy crash)",
+    "restart": "broker restarts: reloads its log and its checkpointed HW",
+    "deliver": "the next LeaderAndIsr request (in epoch order) reaches a replica",
+    "deliver_latest": "after a controller failover, a replica gets only the current state",
+    "notice_crash": "controller sees a broker gone: new leader / smaller ISR, epoch bump",
+    "notice_restart": "controller sees a broker back (and elects it if the partition is offline)",
+    "elect": "controller moves leadership to another live ISR member (preferred election)",
+}
+
+COARSE_ONLY = frozenset({"fetch", "truncate"})
+MESSAGE_ONLY = frozenset(
+    {"fetch_request", "fetch_response", "epoch_request", "epoch_response", "diverging_truncate"}
+)
+EPOCH_EXCHANGE = frozenset({"epoch_request", "epoch_response", "truncate"})
+
+
+class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
+    """One partition replicated on ``config.replicas`` brokers, as one Kafka release runs it."""
+
+    def __init__(self, config: Config):
+        self.config = config
+        self.behaviour: Behaviour = behaviour(config.mode)
+        self.atomic = config.atomic
+        self.n = config.replicas
+        self.all_mask = (1 << self.n) - 1
+        self.ids = range(self.n)
+        self._dispatch = {name: getattr(self, f"_do_{name}") for name in ACTION_PARAMS}
+
+    # ------------------------------------------------------------------ setup
+
+    def init_states(self) -> list[State]:
+        """Epoch 1, leader r0, every replica in the ISR and told so; empty logs."""
+        n = self.n
+        replicas = []
+        for i in self.ids:
+            leader = i == 0
+            replicas.append(
+                Replica(
+                    alive=1,
+                    epoch=1,
+                    leader=0,
+                    log=(),
+                    hw=0,
+                    hw_checkpoint=0,
+                    isr=self.all_mask if leader else 0,
+                    remote_leo=(UNKNOWN_LEO,) * n if leader else (),
+                    truncation=TRUNCATED,
+                    unwritten_epoch=1 if leader and self.behaviour.leader_caches_epoch else 0,
+                    pending=0,
+                    zk_current=1 if leader else 0,
+                    epoch_start=0 if leader else -1,
+                    inflight=NOTHING_IN_FLIGHT,
+                    pending_isr=0,
+                )
+            )
+        return [
+            State(
+                ctrl_leader=0,
+                ctrl_epoch=1,
+                ctrl_isr=self.all_mask,
+                ctrl_live=self.all_mask,
+                ctrl_elr=0,
+                ctrl_isr_written=0,
+                written=0,
+                crashes=0,
+                committed=(),
+                acked=0,
+                ctrl_history=((0, self.all_mask),),
+                alter_requests=(),
+                hides_stale_hw=int(self.behaviour.hides_stale_hw),
+                replicas=tuple(replicas),
+            )
+        ]
+
+    # Replicas are interchangeable: see model.kafka.symmetry.  The reduction is on unless
+    # the user turns it off (--no-symmetry).
+    representative = staticmethod(representative)
+    canonical = staticmethod(canonical)
+    default_symmetry = True
+
+    def action_kinds(self) -> tuple[str, ...]:
+        """The action names this configuration can ever take (coverage reports name only these)."""
+        b = self.behaviour
+        skip = MESSAGE_ONLY if self.atomic else COARSE_ONLY
+        if not self.config.controller_failover:
+            skip = skip | {"deliver_latest"}
+        if b.truncation in (ON_FETCH, TRUNCATE_TO_HW):
+            # Only a follower that must truncate by leader epoch asks OffsetsForLeaderEpoch;
+            # before KIP-101 a new follower truncates to its HW at once (_make_follower).
+            skip = skip | EPOCH_EXCHANGE
+        if b.truncation != ON_FETCH or not b.hw_before_diverging_truncation:
+            skip = skip | {"diverging_truncate"}
+        if not b.alter_isr:
+            skip = skip | {"alter_isr"}
+        return tuple(name for name in ACTION_PARAMS if name not in skip)
+
+    def action_params(self, action: Action) -> dict[str, int]:
+        return dict(zip(ACTION_PARAMS[action.name], action.args, strict=True))
+
+    # ---------------------------------------------------------- enabled actions
+
+    def actions(self, s: State) -> Iterator[Action]:
+        cfg = self.config
+        b = self.behaviour
+        reps = s.replicas
+        can_bump = s.ctrl_epoch < cfg.epochs
+        for i in self.ids:
+            r = reps[i]
+            if not r.alive:
+                # ref § Crash and restart: a crashed broker may come back (with
+                # KIP-380, only once the controller has handled the crash).
+                if not (b.controller_sees_bounces and s.ctrl_live >> i & 1):
+                    yield Action("restart", (i,))
+                if s.ctrl_live >> i & 1 and self._crash_notice_possible(s, i, can_bump):
+                    for new_leader in self._failover_choices(s, i):
+                        yield Action("notice_crash", (i, new_leader))
+                continue
+
+            if s.crashes < cfg.crashes:
+                if cfg.lossy_crash:
+                    for keep in range(r.leo + 1):
+                        yield Action("crash", (i, keep))
+                else:
+                    yield Action("crash", (i, r.leo))
+            if r.hw_checkpoint != r.hw:
+                yield Action("checkpoint_hw", (i,))
+            if not s.ctrl_live >> i & 1:
+                yield Action("notice_restart", (i,))
+            else:
+                if self._next_request(s, i):
+                    yield Action("deliver", (i,))
+                if cfg.controller_failover and self._failover_delivery_differs(s, i):
+                    yield Action("deliver_latest", (i,))
+
+            if r.leader == i:  # believes it is the leader
+                if s.written < cfg.records and (
+                    cfg.acks != -1 or bits(r.isr) >= cfg.min_insync_replicas
+                ):
+                    yield Action("write", (i,))
+                # ISR shrinks are conditional ZooKeeper writes (ref § ISR); from 2.7
+                # one change at a time is pending with the controller.
+                if r.zk_current and not r.pending_isr:
+                    for f in self.ids:
+                        if f != i and r.isr >> f & 1 and r.remote_leo[f] < r.leo:
+                            yield Action("shrink_isr", (i, f))
+            elif r.leader != NO_LEADER:
+                yield from self._follower_actions(s, i, r)
+
+        # The controller handles the ISR changes leaders asked for, in any order.
+        senders = {req[ALTER_SENDER] for req in s.alter_requests}
+        for sender in sorted(senders):
+            yield Action("alter_isr", (sender,))
+
+        # ref § Actors: the controller may move leadership at any moment.
+        if can_bump:
+            for c in self.ids:
+                if c != s.ctrl_leader and s.ctrl_live >> c & 1 and s.ctrl_isr >> c & 1:
+                    yield Action("elect", (c,))
+
+    def _follower_actions(self, s: State, i: int, r: Replica) -> Iterator[Action]:
+        """The fetcher: handle the response in flight, else send the next request
+        to a broker that believes it leads (in the follower's epoch, with KIP-320)."""
+        if r.inflight:
+            if r.inflight[0] == EPOCH_RESPONSE:
+                yield Action("epoch_response", (i,))
+            elif r.inflight[0] == TRUNCATE_PENDING:
+                yield Action("diverging_truncate", (i,))
+            else:
+                yield Action("fetch_response", (i,))
+            return
+        leader = s.replicas[r.leader]
+        if not (
+            leader.alive
+            and leader.leader == r.leader
+            and (not self.behaviour.fenced_by_epoch or leader.epoch == r.epoch)
+        ):
+            return
+        if r.truncation == MUST_TRUNCATE and self.behaviour.truncation != ON_FETCH:
+            if not self.atomic:
+                yield Action("epoch_request", (i, r.leader))
+            elif whole_exchange(r, leader, self.behaviour) is not None:
+                yield Action("truncate", (i, r.leader))
+        else:
+            yield Action("fetch" if self.atomic else "fetch_request", (i, r.leader))
+
+    def next_state(self, s: State, action: Action) -> State:
+        s = self._dispatch[action.name](s, *action.args)
+        return self._record_commits(s)
+
+    def _record_commits(self, s: State) -> State:
+        """Ghost update: remember each offset's record once the true leader's HW passes it."""
+        leader = true_leader(s)
+        if leader < 0:
+            return s
+        r = s.replicas[leader]
+        known = len(s.committed)
+        if r.hw > known and r.log[:known] == s.committed:
+            return s.replace(committed=r.log[: r.hw])
+        return s

@@ -1,0 +1,274 @@
+"""The controller's rules and its LeaderAndIsr requests as z3 terms: mirrors
+model/kafka/controller.py (whose docstrings carry the reference and Kafka citations).
+
+``ctrl_history`` is one slot per epoch: the request for epoch ``e`` is slot
+``e - 1``, and a new epoch writes slot ``ctrl_epoch`` (the old one).
+"""
+
+from __future__ import annotations
+
+import z3
+from replcheck.model.kafka.state import NO_LEADER
+from replcheck.model.kafka.symbolic.broker import SymBroker
+from replcheck.model.kafka.symbolic.state import Bool, Num, SymState
+
+
+class SymController(SymBroker):
+    """Mixed into KafkaSymbolic: the controller's actions and its requests."""
+
+    # ------------------------------------------------------------- failures
+
+    def _crash_notice_possible(self, s: SymState, i: int) -> Bool:
+        """Mirrors ControllerRules._crash_notice_possible."""
+        return z3.Or(self._can_bump(s), z3.Not(self._notice_needs_bump(s, i)))
+
+    def _can_bump(self, s: SymState) -> Bool:
+        return s.ctrl_epoch < self.config.epochs
+
+    def _notice_needs_bump(self, s: SymState, i: int) -> Bool:
+        """Mirrors ControllerRules._notice_needs_bump."""
+        if self.config.elr:
+            return z3.Or(s.ctrl_leader == i, s.ctrl_isr[i])
+        return z3.Or(
+            s.ctrl_leader == i, z3.And(s.ctrl_isr[i], z3.Not(self.m_eq(s.ctrl_isr, self.only(i))))
+        )
+
+    def _is_failover_choice(self, s: SymState, i: int, new_leader: int) -> Bool:
+        """``new_leader in ControllerRules._failover_choices(s, i)``."""
+        if new_leader == i:
+            return self.a.false
+        live = self.m_without(s.ctrl_live, i)
+        clean = self.m_and(live, s.ctrl_isr)
+        eligible = self.m_and(live, s.ctrl_elr)
+        if new_leader == NO_LEADER:
+            chosen: Bool = z3.And(z3.Not(self.some(clean)), z3.Not(self.some(eligible)))
+            if self.config.unclean_election:
+                chosen = z3.And(chosen, z3.Not(self.some(live)))
+        else:
+            chosen = z3.Or(
+                clean[new_leader],
+                z3.And(z3.Not(self.some(clean)), eligible[new_leader]),
+            )
+            if self.config.unclean_election:
+                chosen = z3.Or(
+                    chosen,
+                    z3.And(z3.Not(self.some(clean)), z3.Not(self.some(eligible)), live[new_leader]),
+                )
+        return z3.If(s.ctrl_leader != i, s.ctrl_leader == new_leader, chosen)
+
+    def _do_notice_crash(self, s: SymState, i: int, new_leader: int) -> SymState:
+        """Mirrors ControllerRules._do_notice_crash."""
+        live = self.m_without(s.ctrl_live, i)
+        isr = s.ctrl_isr
+        keep_last = not self.config.elr
+        shrunk = self.m_or_else(self.m_without(isr, i), isr if keep_last else self.none())
+        if new_leader == NO_LEADER:
+            as_leader = shrunk
+        else:
+            as_leader = self.ite(isr[new_leader], self.m_and(isr, live), self.only(new_leader))
+        isr = self.ite(s.ctrl_leader == i, as_leader, self.ite(isr[i], shrunk, isr))
+        unchanged = z3.And(s.ctrl_leader == new_leader, self.m_eq(isr, s.ctrl_isr))
+        bumped = self._new_epoch(s, self.num(new_leader), isr)
+        return self.ite(unchanged, s, bumped).replace(ctrl_live=live)
+
+    def _do_notice_restart(self, s: SymState, i: int) -> SymState:
+        """Mirrors ControllerRules._do_notice_restart."""
+        cfg = self.config
+        live = self.m_with(s.ctrl_live, i)
+        s = s.with_replica(i, s.replicas[i].replace(epoch=self.num(0)))
+        s = s.replace(ctrl_elr=self.m_without(s.ctrl_elr, i))
+        s = s.replace(
+            alt_restarted=tuple(
+                tuple(z3.Or(bit, isr[k]) if k == i else bit for k, bit in enumerate(restarted))
+                for restarted, isr in zip(s.alt_restarted, s.alt_isr, strict=True)
+            )
+        )
+        can_bump = self._can_bump(s)
+        offline = z3.And(s.ctrl_leader == NO_LEADER, can_bump)
+        plain = s.replace(ctrl_live=live)
+        out = plain
+        empty = z3.And(
+            cfg.elr,
+            z3.Not(self.some(s.ctrl_isr)),
+            z3.Not(self.some(self.m_and(s.ctrl_elr, live))),
+        )
+        last = z3.And(offline, empty, self._last_known_leader(s) == i)
+        out = self.ite(
+            last,
+            self._new_epoch(s, self.num(i), self.only(i)).replace(
+                ctrl_live=live, ctrl_elr=self.none()
+            ),
+            out,
+        )
+        if cfg.unclean_election:
+            out = self.ite(
+                offline, self._new_epoch(s, self.num(i), self.only(i)).replace(ctrl_live=live), out
+            )
+        out = self.ite(
+            z3.And(offline, s.ctrl_isr[i]),
+            self._new_epoch(s, self.num(i), self.m_and(s.ctrl_isr, live)).replace(ctrl_live=live),
+            out,
+        )
+        if cfg.broken_rule == "isr-join-by-fetch":
+            out = self.ite(
+                z3.And(z3.Not(offline), z3.Not(s.ctrl_isr[i]), can_bump),
+                self._new_epoch(s, s.ctrl_leader, self.m_with(s.ctrl_isr, i)).replace(
+                    ctrl_live=live
+                ),
+                out,
+            )
+        return out
+
+    # ----------------------------------------------- AlterIsr / AlterPartition
+
+    def _alter_first(self, s: SymState, sender: int) -> tuple:
+        """Per slot: the oldest request of ``sender`` is at this slot / at or before it."""
+        at, upto = [], []
+        seen: Bool = self.a.false
+        for q, who in enumerate(s.alt_sender):
+            here = z3.And(z3.Not(seen), q < s.alt_len, who == sender)
+            at.append(here)
+            seen = z3.Or(seen, here)
+            upto.append(seen)
+        return tuple(at), tuple(upto)
+
+    def _has_request(self, s: SymState, sender: int) -> Bool:
+        return z3.Or(*[z3.And(q < s.alt_len, who == sender) for q, who in enumerate(s.alt_sender)])
+
+    def _do_alter_isr(self, s: SymState, sender: int) -> SymState:
+        """Mirrors ControllerRules._do_alter_isr."""
+        b, cfg = self.behaviour, self.config
+        at, upto = self._alter_first(s, sender)
+        zero, none = self.num(0), self.none()
+
+        def pick(slots: tuple, default: object) -> object:
+            out = default
+            for q in range(len(slots)):
+                out = self.ite(at[q], slots[q], out)
+            return out
+
+        def removed(slots: tuple, blank: object) -> tuple:
+            shifted = slots[1:] + (blank,)
+            return tuple(self.ite(upto[q], shifted[q], slots[q]) for q in range(len(slots)))
+
+        epoch = pick(s.alt_epoch, zero)
+        version_ok = pick(s.alt_ok, self.a.false)
+        isr = pick(s.alt_isr, none)
+        restarted = pick(s.alt_restarted, none)
+        s = s.replace(
+            alt_len=s.alt_len - 1,
+            alt_sender=removed(s.alt_sender, zero),
+            alt_epoch=removed(s.alt_epoch, zero),
+            alt_ok=removed(s.alt_ok, self.a.false),
+            alt_isr=removed(s.alt_isr, none),
+            alt_restarted=removed(s.alt_restarted, none),
+        )
+        lead = s.replicas[sender]
+        waiting = z3.And(
+            lead.alive, lead.leader == sender, lead.epoch == epoch, self.m_eq(lead.pending_isr, isr)
+        )
+        refused = z3.Or(epoch != s.ctrl_epoch, z3.Not(version_ok))
+        ineligible: Bool = False
+        if b.isr_needs_live_replicas:
+            ineligible = self.some(self.m_minus(isr, s.ctrl_live))
+        if cfg.kraft and b.isr_broker_epochs:
+            ineligible = z3.Or(ineligible, self.some(self.m_and(isr, restarted)))
+        on_ineligible = self.ite(waiting, s.with_replica(sender, lead.replace(pending_isr=none)), s)
+        accepted = s.replace(
+            ctrl_isr=isr,
+            ctrl_elr=self._elr_after(s, isr),
+            ctrl_isr_written=self.a.true,
+            alt_ok=tuple(self.a.false for _ in s.alt_ok),
+        )
+        adopted, acked = self._advance_leader_hw(
+            lead.replace(isr=isr, pending_isr=none, zk_current=self.a.true), sender, accepted.acked
+        )
+        accepted = self.ite(
+            waiting, accepted.replace(acked=acked).with_replica(sender, adopted), accepted
+        )
+        if cfg.kraft and b.kraft_shrink_bumps_epoch:
+            shrinks = self.some(self.m_minus(s.ctrl_isr, isr))
+            accepted = self.ite(shrinks, self._new_epoch(s, s.ctrl_leader, isr), accepted)
+        return self.ite(refused, s, self.ite(self.a.boolean(ineligible), on_ineligible, accepted))
+
+    def _do_elect(self, s: SymState, c: int) -> SymState:
+        """Mirrors ControllerRules._do_elect."""
+        return self._new_epoch(s, self.num(c), s.ctrl_isr)
+
+    def _new_epoch(self, s: SymState, leader: Num, isr: tuple) -> SymState:
+        """Mirrors ControllerRules._new_epoch.  Past the last history slot the entry is
+        lost and ``ctrl_epoch`` leaves the domain (Layout.overflow)."""
+        at = s.ctrl_epoch  # slot of the new epoch ctrl_epoch + 1
+        replicas = tuple(r.replace(zk_current=self.a.false) for r in s.replicas)
+        return s.replace(
+            ctrl_leader=leader,
+            ctrl_epoch=s.ctrl_epoch + 1,
+            ctrl_isr=isr,
+            ctrl_elr=self._elr_after(s, isr),
+            ctrl_isr_written=self.a.false,
+            hist_leader=tuple(self.ite(at == e, leader, x) for e, x in enumerate(s.hist_leader)),
+            hist_isr=tuple(self.ite(at == e, isr, x) for e, x in enumerate(s.hist_isr)),
+            replicas=replicas,
+        )
+
+    def _elr_after(self, s: SymState, isr: tuple) -> tuple:
+        """Mirrors ControllerRules._elr_after."""
+        if not self.config.elr:
+            return self.none()
+        below = self.count(isr) < self.config.min_insync_replicas
+        return self.ite(below, self.m_minus(self.m_or(s.ctrl_elr, s.ctrl_isr), isr), self.none())
+
+    # ------------------------------------------------------ LeaderAndIsr
+
+    def _do_deliver(self, s: SymState, i: int) -> SymState:
+        """Mirrors ControllerRules._do_deliver."""
+        r = s.replicas[i]
+        epoch, leader, isr = self._next_request(s, i)
+        current = z3.And(epoch == s.ctrl_epoch, z3.Not(s.ctrl_isr_written))
+        queued = self._become(s, i, leader, epoch, isr, z3.And(current, leader == i))
+        return self.ite(r.epoch == 0, self._do_deliver_latest(s, i), queued)
+
+    def _do_deliver_latest(self, s: SymState, i: int) -> SymState:
+        """Mirrors ControllerRules._do_deliver_latest."""
+        leader = s.ctrl_leader
+        return self._become(s, i, leader, s.ctrl_epoch, s.ctrl_isr, leader == i)
+
+    def _next_request(self, s: SymState, i: int) -> tuple[Num, Num, tuple]:
+        """Mirrors ControllerRules._next_request: (its epoch, 0 for none; its leader, ISR)."""
+        r = s.replicas[i]
+        epoch: Num = self.num(0)
+        leader: Num = self.num(0)
+        isr = self.none()
+        for e in reversed(range(1, len(s.hist_leader) + 1)):
+            takes = z3.And(e > r.epoch, e <= s.ctrl_epoch, self._takes_effect(s, e))
+            epoch, leader, isr = self.ite(
+                takes, (e, s.hist_leader[e - 1], s.hist_isr[e - 1]), (epoch, leader, isr)
+            )
+        latest = self._takes_effect(s, s.ctrl_epoch)
+        return self.ite(
+            r.epoch == 0,
+            (self.ite(latest, s.ctrl_epoch, 0), s.ctrl_leader, s.ctrl_isr),
+            (epoch, leader, isr),
+        )
+
+    def _takes_effect(self, s: SymState, epoch: Num) -> Bool:
+        """Mirrors ControllerRules._takes_effect."""
+        if isinstance(epoch, int):
+            return s.hist_leader[epoch - 1] != NO_LEADER
+        return self.read(s.hist_leader, epoch - 1, self.num(NO_LEADER)) != NO_LEADER
+
+    def _failover_delivery_differs(self, s: SymState, i: int) -> Bool:
+        """Mirrors ControllerRules._failover_delivery_differs."""
+        r = s.replicas[i]
+        return z3.And(
+            r.epoch != 0,
+            self._takes_effect(s, s.ctrl_epoch),
+            z3.Or(r.epoch < s.ctrl_epoch, r.leader == NO_LEADER),
+        )
+
+    def _last_known_leader(self, s: SymState) -> Num:
+        """Mirrors controller.last_known_leader."""
+        out: Num = self.num(NO_LEADER)
+        for e, leader in enumerate(s.hist_leader):
+            out = self.ite(z3.And(e < s.ctrl_epoch, leader != NO_LEADER), leader, out)
+        return out
