@@ -16,6 +16,7 @@ import argparse
 import itertools
 
 import z3
+
 from replcheck.model.kafka.config import make_config
 from replcheck.model.kafka.symbolic.replication import KafkaSymbolic
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import networkx as nx
+
 from replcheck.checker.bfs import peak_memory_bytes
 from replcheck.invariants import Invariant
 from replcheck.model.interface import Action, Model

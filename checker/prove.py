@@ -30,6 +30,7 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import z3
+
 from replcheck.checker.bfs import Step, Violation
 from replcheck.model.errors import ReplcheckError
 from replcheck.model.interface import Action, Model, SymbolicModel

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
+
 from replcheck.checker.cli.report import stale_files
 from replcheck.model import Action, KafkaReplication, make_config
-
 from tests.stubs import ReachedSpark
 
 

@@ -14,10 +14,10 @@ action are shared, so those are what this test guards (a shifted truncation poin
 from __future__ import annotations
 
 import pytest
+
 from replcheck.model import KafkaReplication, make_config
 from replcheck.model.interface import Action
 from replcheck.model.kafka.state import MUST_TRUNCATE, NOTHING_IN_FLIGHT
-
 from tests.conftest import walk_states
 
 CONFIGS = [

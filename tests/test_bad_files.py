@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from replcheck.checker.cli.main import main
 from replcheck.checker.suites import gate as gate_module
-
 from tests.stubs import ReachedSpark
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+
 from replcheck.checker.bfs import bfs
 from replcheck.invariants import INVARIANTS, select
 from replcheck.model import KafkaReplication, make_config
-
 from tests.conftest import reachable
 
 BOUNDS = dict(replicas=2, records=2, epochs=3, crashes=1)

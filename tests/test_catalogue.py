@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from replcheck.checker.cli.main import main
 from replcheck.checker.suites.catalogue import affected_releases, load_catalogue, run_entry
 from replcheck.model.kafka.releases import RELEASES, behaviour
-
 from tests.conftest import regenerate
 
 ENTRIES = {e.id: e for e in load_catalogue()}

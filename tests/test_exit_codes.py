@@ -14,10 +14,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+
 from replcheck.checker.cli.args import memory_size
 from replcheck.checker.cli.exits import EXIT_INCOMPLETE, EXIT_INTERRUPTED
 from replcheck.checker.cli.main import main
-
 from tests.conftest import interrupt_replcheck
 
 SMALL = ["--records", "1", "--epochs", "3", "--quiet"]

@@ -6,6 +6,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+
 from replcheck.checker.cli.main import main
 from replcheck.checker.suites.gate import load_gate
 from replcheck.model.kafka.config import Config

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from replcheck.checker.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from replcheck.traces.itf import TraceError, action_from_itf, itf_int, plain, state_to_itf
 from replcheck.traces.load import load_trace, trace_from_document
 from replcheck.traces.replay import replay_trace

@@ -4,6 +4,7 @@ epochs and Eligible Leader Replicas, each as the release table says."""
 from __future__ import annotations
 
 import pytest
+
 from replcheck.checker.bfs import bfs
 from replcheck.invariants import select
 from replcheck.model import KafkaReplication, make_config

@@ -10,6 +10,7 @@ import re
 
 import pytest
 import z3
+
 from replcheck.checker.cli.commands import prove as prove_command
 from replcheck.checker.prove import k_induction
 from replcheck.invariants.kafka.lemmas import LEMMAS
@@ -18,7 +19,6 @@ from replcheck.model.kafka.replication import KafkaReplication
 from replcheck.model.kafka.symbolic.replication import KafkaSymbolic
 from replcheck.traces.load import parse_action
 from replcheck.traces.replay import execute
-
 from tests.conftest import reachable, walk_states
 
 

@@ -17,6 +17,7 @@ import time
 from functools import cache
 
 import pytest
+
 from replcheck.checker import parallel_bfs as pb
 from replcheck.checker.bfs import SearchResult, bfs
 from replcheck.checker.parallel_bfs import WorkerError, balance, owner_of, parallel_bfs
@@ -24,7 +25,6 @@ from replcheck.invariants import select
 from replcheck.invariants.tla import TLA_INVARIANTS
 from replcheck.model import KafkaReplication, make_config
 from replcheck.model.tla.spec import TlaKafkaSpec
-
 from tests.conftest import sigint_default
 
 # name -> (model, invariants, symmetry)

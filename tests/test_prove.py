@@ -12,6 +12,7 @@ from collections.abc import Hashable
 
 import pytest
 import z3
+
 from replcheck.checker.bfs import bfs
 from replcheck.checker.prove import EncodingMismatch, Lemma, Property, bmc, k_induction
 from replcheck.invariants import Invariant

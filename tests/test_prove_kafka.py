@@ -10,6 +10,7 @@ between the encoding and the model fails here too.
 from __future__ import annotations
 
 import pytest
+
 from replcheck.checker.bfs import bfs
 from replcheck.checker.prove import Property, bmc
 from replcheck.invariants import INVARIANTS

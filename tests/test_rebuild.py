@@ -16,13 +16,13 @@ import sys
 from functools import cache
 
 import pytest
+
 import replcheck.checker.bfs as bfs_module
 from replcheck.checker.bfs import RebuildError, SearchResult, trace_from_chain
 from replcheck.checker.cli.main import main
 from replcheck.checker.parallel_bfs import parallel_bfs
 from replcheck.invariants import select
 from replcheck.model import KafkaReplication, make_config
-
 from tests.conftest import sigint_default
 
 # hw mode on 3 replicas: 259,632 states, five invariants violated (about 4 s on 2 workers)

@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+
 from replcheck.checker.cli.main import main
 from replcheck.model import KafkaReplication, make_config
 from replcheck.traces.itf import trace_to_itf
 from replcheck.traces.load import TraceError, load_trace, parse_action
 from replcheck.traces.replay import execute, replay_trace
-
 from tests.conftest import A
 from tests.test_seed_scenarios import DATA_LOSS, DATA_LOSS_STEPS
 

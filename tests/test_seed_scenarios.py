@@ -13,10 +13,10 @@ broker whose bounce it did not see (docs/kafka-behaviour-by-release.md § 8).
 from __future__ import annotations
 
 import pytest
+
 from replcheck.invariants.kafka.predicates import consistent_logs, no_committed_data_loss
 from replcheck.model import KafkaReplication, make_config
 from replcheck.traces.replay import NotEnabled, execute
-
 from tests.conftest import A
 
 # Seed 002 / seed 004 §3.6: B (r0) leads, A (r1) follows, min.insync.replicas = 1.

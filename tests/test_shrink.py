@@ -7,13 +7,13 @@ import random
 from pathlib import Path
 
 import pytest
+
 from replcheck.checker.bfs import bfs
 from replcheck.checker.cli.main import main
 from replcheck.invariants import UnknownInvariant, select
 from replcheck.model import KafkaReplication, make_config
 from replcheck.traces.load import load_trace
 from replcheck.traces.shrink import ShrinkError, first_violation, shrink
-
 from tests.conftest import A
 from tests.test_seed_scenarios import DATA_LOSS, DIVERGENCE_LOSSY, DIVERGENCE_LOSSY_STEPS
 

@@ -12,10 +12,10 @@ import random
 from collections.abc import Hashable
 
 import pytest
+
 from replcheck.checker.bfs import bfs
 from replcheck.invariants.tla import TLA_INVARIANTS
 from replcheck.model.tla.spec import TlaKafkaSpec
-
 from tests.conftest import reachable
 
 WEAK_ISR = next(inv for inv in TLA_INVARIANTS if inv.id == "weak-isr")

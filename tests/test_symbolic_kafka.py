@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import pytest
 import z3
+
 from replcheck.invariants import INVARIANTS
 from replcheck.invariants.kafka.symbolic import Z3_INVARIANTS
 from replcheck.model import Action, KafkaReplication, make_config

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
+
 from replcheck.checker.bfs import bfs
 from replcheck.invariants import INVARIANTS
 from replcheck.model import KafkaReplication, make_config
@@ -16,7 +17,6 @@ from replcheck.model.kafka.symmetry import (
     representative,
 )
 from replcheck.traces.replay import execute
-
 from tests.conftest import reachable
 
 

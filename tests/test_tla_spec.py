@@ -12,6 +12,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 import pytest
+
 from replcheck.checker.bfs import bfs
 from replcheck.invariants.tla import TLA_INVARIANTS, leader_in_isr, type_ok
 from replcheck.model.interface import Action

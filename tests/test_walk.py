@@ -8,6 +8,7 @@ import json
 from types import SimpleNamespace
 
 import pytest
+
 from replcheck.checker.cli.commands.walk import exit_code
 from replcheck.checker.cli.exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
 from replcheck.checker.cli.main import main
@@ -27,7 +28,6 @@ from replcheck.model import make_config
 from replcheck.model.kafka.replication import ACTION_PARAMS
 from replcheck.model.tla.config import make_spec_config
 from replcheck.traces.replay import execute
-
 from tests.stubs import ReachedSpark
 
 SEEDS = dict(mode="hw", replicas=2, records=1, epochs=3, crashes=1)

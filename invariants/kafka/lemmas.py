@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import z3
+
 from replcheck.model.kafka.releases import EPOCH_ONCE, ON_FETCH, RETRUNCATE_EVERY, TRUNCATE_TO_HW
 from replcheck.model.kafka.state import (
     EPOCH_RESPONSE,

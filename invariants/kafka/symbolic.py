@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import z3
+
 from replcheck.invariants.kafka.predicates import INVARIANTS
 from replcheck.model.kafka.state import MUST_TRUNCATE, NO_LEADER, TRUNCATED
 from replcheck.model.kafka.symbolic.replication import KafkaSymbolic

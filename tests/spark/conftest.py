@@ -18,8 +18,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from replcheck.checker import spark_walk
 
+from replcheck.checker import spark_walk
 from tests.conftest import sigint_default
 
 HAVE_PROC = os.path.isdir("/proc")

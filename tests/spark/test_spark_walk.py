@@ -14,6 +14,7 @@ import threading
 import time
 
 import pytest
+
 from replcheck.checker import spark_walk
 from replcheck.checker.cli.commands.walk import rebuild
 from replcheck.checker.cli.main import main

@@ -8,6 +8,7 @@ and Kafka citations.
 from __future__ import annotations
 
 import z3
+
 from replcheck.model.kafka.config import Config
 from replcheck.model.kafka.releases import (
     ON_FETCH,

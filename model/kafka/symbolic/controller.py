@@ -8,6 +8,7 @@ model/kafka/controller.py (whose docstrings carry the reference and Kafka citati
 from __future__ import annotations
 
 import z3
+
 from replcheck.model.kafka.state import NO_LEADER
 from replcheck.model.kafka.symbolic.broker import SymBroker
 from replcheck.model.kafka.symbolic.state import Bool, Num, SymState

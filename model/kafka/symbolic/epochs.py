@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import z3
+
 from replcheck.model.kafka.epochs import UNDEFINED
 from replcheck.model.kafka.releases import EPOCH_ONCE, Behaviour
 from replcheck.model.kafka.symbolic.state import Bool, Num, SymReplica, Terms

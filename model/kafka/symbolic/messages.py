@@ -8,6 +8,7 @@ A FETCH_RESPONSE keeps its records at their log offsets (``if_ep[k]``,
 from __future__ import annotations
 
 import z3
+
 from replcheck.model.kafka.epochs import UNDEFINED
 from replcheck.model.kafka.releases import ON_FETCH
 from replcheck.model.kafka.state import (

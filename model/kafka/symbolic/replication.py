@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 import z3
+from z3.z3 import _to_expr_ref
+
 from replcheck.model.interface import Action
 from replcheck.model.kafka.config import Config
 from replcheck.model.kafka.releases import ON_FETCH, Behaviour, behaviour
@@ -29,7 +31,6 @@ from replcheck.model.kafka.state import (
 from replcheck.model.kafka.symbolic.epochs import view
 from replcheck.model.kafka.symbolic.messages import SymMessages
 from replcheck.model.kafka.symbolic.state import Bool, Layout, SymState, leaves, rebuild, same
-from z3.z3 import _to_expr_ref
 
 
 class KafkaSymbolic(SymMessages):

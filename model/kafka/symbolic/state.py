@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import z3
+
 from replcheck.model.kafka.config import Config
 from replcheck.model.kafka.releases import ON_FETCH, Behaviour
 from replcheck.model.kafka.state import (
