@@ -174,6 +174,7 @@ def bfs(
                 break
             depth += 1
             next_level = Level()
+            full = False  # max_states reached: not one state more
             for parent_number, state in frontier.drain():
                 for action in actions(state):
                     transitions += 1
@@ -183,6 +184,9 @@ def bfs(
                         continue
                     next_level.append((number, succ))
                     check(number, succ)
+                    if number + 1 == max_states:
+                        full = True
+                        break
                 expanded += 1
                 if expanded & 0xFF == 0 and (on_progress or deadline or memory_limit):
                     now = time.monotonic()
@@ -197,7 +201,7 @@ def bfs(
                         on_progress(
                             Progress(len(visited), len(next_level), depth, now - start, len(found))
                         )
-                if max_states is not None and len(visited) >= max_states:
+                if full:
                     break
             if status in ("timeout", "memory"):
                 break

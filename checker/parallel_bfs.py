@@ -73,6 +73,56 @@ def _default_start_method() -> str:
     return "fork" if linux and "fork" in multiprocessing.get_all_start_methods() else "spawn"
 
 
+# Descriptors kept free for everything else the process opens (files, Spark, z3...).
+FD_RESERVE = 64
+
+
+def _fds_needed(workers: int) -> int:
+    """Descriptors the coordinator holds while it starts ``workers`` workers: a one-way
+    pipe for each ordered pair of workers, a duplex command pipe each, and each
+    process's sentinel."""
+    return 2 * workers * (workers - 1) + 2 * workers + workers + FD_RESERVE
+
+
+def _fd_limit() -> int:
+    """The most descriptors this process may open (its hard limit: the soft one is
+    raised to it when a search needs more)."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):
+        return 1024
+    if hard == resource.RLIM_INFINITY:
+        return max(soft, 1 << 20) if soft != resource.RLIM_INFINITY else 1 << 20
+    return hard
+
+
+def max_workers() -> int:
+    """The most workers a search can start here: every pair of workers needs a pipe,
+    so the open-file limit bounds them (about 22 under the common limit of 1,024 open
+    files, were it not raised to the hard limit)."""
+    limit = _fd_limit()
+    n = 1
+    while _fds_needed(n + 1) <= limit:
+        n += 1
+    return n
+
+
+def _raise_fd_limit(workers: int) -> None:
+    """Raise the soft open-file limit towards the hard one if ``workers`` need more."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        need = _fds_needed(workers)
+        if soft != resource.RLIM_INFINITY and soft < need:
+            target = need if hard == resource.RLIM_INFINITY else min(need, hard)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    except (ImportError, OSError, ValueError):
+        pass
+
+
 def owner_of(fp: int, workers: int) -> int:
     """The worker that owns fingerprint ``fp``: bits 32..63 of a multiplicative mix, so
     even fingerprints in arithmetic progression (small ints hash to themselves) spread."""
@@ -94,14 +144,17 @@ def parallel_bfs(
     """``checker.bfs.bfs`` over ``workers`` processes: the same statuses, counts, depth and
     counterexample lengths, and the same traces from run to run.
 
-    Limits are looked at between rounds, so ``max_states`` may be passed by up to a
-    round's new states (``bfs`` passes it by one state's successors).  ``memory_limit``
+    ``max_states`` is never passed: each round, every worker keeps at most its share of
+    the states still allowed and defers the rest to another round of the same level, so
+    a search that stops there has visited exactly ``max_states``.  ``memory_limit``
     is compared with this process's peak resident memory plus, for each worker, the
     most it has added to its resident memory since it started (a forked worker starts
     out sharing this process's pages, which are not counted again).
     """
     if workers < 1:
         raise ValueError(f"workers must be at least 1, not {workers}")
+    if workers > max_workers():
+        raise ValueError(f"workers: at most {max_workers()} on this machine, not {workers}")
     if workers == 1:
         return bfs(
             model,
@@ -142,6 +195,7 @@ def parallel_bfs(
     status = "complete"
     next_report = start + progress_every
     deadline = start + time_limit if time_limit is not None else 0.0
+    rounds = 0
     with (
         _interrupt_flag() as interrupted,
         _Cluster(model, invariants, symmetry, workers) as cluster,
@@ -155,14 +209,18 @@ def parallel_bfs(
                 depth += 1
                 new_level = True
                 while True:
-                    replies = cluster.round(new_level, pending)
+                    quotas = None
+                    if max_states is not None:
+                        quotas = share(max_states - distinct, workers, rounds)
+                    replies = cluster.round(new_level, pending, quotas)
+                    rounds += 1
                     new_level = False
                     remaining = queued = 0
                     pick: dict[int, tuple[int, int, int, str]] = {}
-                    for w, (new, moves, left, nxt, hits) in enumerate(replies):
+                    for w, (new, moves, left, nxt, hits, waiting) in enumerate(replies):
                         distinct += new
                         transitions += moves
-                        remaining += left
+                        remaining += left + waiting  # deferred states belong to this level
                         queued += nxt
                         for i, arrival, fp, message in hits:
                             if i not in pick or (w, arrival) < pick[i][:2]:
@@ -250,6 +308,7 @@ class _Cluster:
         self.moved = 0  # states moved to even out frontiers, for measurements
 
     def __enter__(self) -> _Cluster:
+        _raise_fd_limit(self.n)
         method = START_METHOD or _default_start_method()
         fork = method == "fork"
         context = multiprocessing.get_context(method)
@@ -347,15 +406,18 @@ class _Cluster:
         self._collect()
         self.held = [len(shard) for shard in shards]
 
-    def round(self, new_level: bool, pending: list[int]) -> list:
+    def round(self, new_level: bool, pending: list[int], quotas: list[int] | None) -> list:
         """One round; per worker (new owned states, transitions, frontier states left,
-        next-level states held, [(invariant, arrival index, fingerprint, message)]).
-        A new level starts by evening out the frontiers (see :func:`balance`)."""
+        next-level states held, [(invariant, arrival index, fingerprint, message)],
+        new states deferred to the next round).  ``quotas``: the most new states each
+        worker may keep (None: no limit).  A new level starts by evening out the frontiers
+        (see :func:`balance`)."""
         plan = balance(self.held) if new_level else []
         for w, c in enumerate(self.commands):
             give = [(dst, count) for src, dst, count in plan if src == w]
             take = [src for src, dst, _ in plan if dst == w]
-            c.send(("round", new_level, give, take, tuple(pending), ROUND_STATES))
+            quota = None if quotas is None else quotas[w]
+            c.send(("round", new_level, give, take, tuple(pending), ROUND_STATES, quota))
             self.owed.add(w)
         answers = self._collect()
         self.peaks = [a[-1] for a in answers]
@@ -403,6 +465,13 @@ def balance(sizes: list[int], slack: int = BALANCE_SLACK) -> list[tuple[int, int
             if not side[0][1]:
                 side.pop(0)
     return moves
+
+
+def share(allowed: int, workers: int, turn: int) -> list[int]:
+    """``allowed`` new states split among the workers as evenly as whole states go; the
+    odd ones go to different workers from turn to turn."""
+    base, extra = divmod(max(allowed, 0), workers)
+    return [base + ((w - turn) % workers < extra) for w in range(workers)]
 
 
 def _pipe() -> tuple[Connection, Connection]:
@@ -470,6 +539,10 @@ class _Shard:
         self.frontier: list[tuple[int, Hashable]] = []
         self.next: list[tuple[int, Hashable]] = []
         self.pos = 0
+        # New states a quota deferred to the next round: this worker's own, and those
+        # it claimed from each owner (the owner keeps nothing of a deferred claim).
+        self.waiting_own: list[tuple[int, Hashable]] = []
+        self.waiting_claims: list[dict[int, tuple[int, Hashable]]] = [{} for _ in range(n)]
         # What this worker added to its memory: a forked worker starts out sharing the
         # coordinator's pages (and inherits its ru_maxrss), which must not count twice.
         self.baseline = _resident_bytes() if forked else 0
@@ -501,11 +574,11 @@ class _Shard:
             message = commands.recv()
             kind = message[0]
             if kind == "round":
-                _, new_level, give, take, pending, size = message
+                _, new_level, give, take, pending, size, quota = message
                 if new_level:
                     self.frontier, self.next, self.pos = self.next, [], 0
                     self.even_out(give, take)
-                answer = self.round([(i, self.invariants[i]) for i in pending], size)
+                answer = self.round([(i, self.invariants[i]) for i in pending], size, quota)
                 # Out of the collector's reach from now on (reference counting still frees
                 # them): a full collection of a large heap takes seconds, and while one
                 # worker collects, every other one waits for it at the next exchange.
@@ -536,9 +609,16 @@ class _Shard:
             for src in sorted(take):
                 self.frontier.extend(pickle.loads(received[src]))
 
-    def round(self, pending: list[tuple[int, Invariant]], size: int) -> tuple:
+    def round(self, pending: list[tuple[int, Invariant]], size: int, quota: int | None) -> tuple:
+        """Expand up to ``size`` frontier states, keeping at most ``quota`` new states.
+
+        A new state past the quota is *deferred*, not lost: it is offered again, before
+        anything else, in the next round, which the coordinator runs within the same
+        level (see :func:`parallel_bfs`), so every state still gets its BFS depth.
+        """
         index, n, keep, golden = self.index, self.n, self.next.append, _GOLDEN
-        add = self.parent.add
+        add, find = self.parent.add, self.parent.find
+        room = sys.maxsize if quota is None else quota
         actions, next_state, canon = self.model.actions, self.model.next_state, self.canon
         hits: dict[int, tuple[int, int, int, str]] = {}
         arrival = 0
@@ -555,19 +635,31 @@ class _Shard:
                 pending = [(i, inv) for i, inv in pending if i not in hits]
             arrival += 1
 
-        claims: list[dict[int, tuple[int, Hashable]]] = [{} for _ in range(n)]
         new = moves = 0
+        deferred: list[tuple[int, int, Hashable]] = []
+        # Claims start with those an owner deferred last round, in the order they came.
+        claims, self.waiting_claims = self.waiting_claims, [{} for _ in range(n)]
+        retry, self.waiting_own = self.waiting_own, []
         end = min(self.pos + size, len(self.frontier))
-        for k in range(self.pos, end):
-            parent_fp, state = self.frontier[k]
-            for action in actions(state):
-                moves += 1
-                succ = canon(next_state(state, action))
+        expanded = (
+            (parent_fp, canon(next_state(state, action)))
+            for parent_fp, state in self.frontier[self.pos : end]
+            for action in actions(state)
+        )
+        for origin in (retry, expanded):
+            for parent_fp, succ in origin:
+                if origin is expanded:
+                    moves += 1
                 fp = hash(succ)  # checker.bfs.fingerprint
                 w = (((fp * golden) >> 32) & 0xFFFFFFFF) % n  # owner_of, inlined
                 if w == index:
+                    if not room:
+                        if find(fp & MASK64) < 0:
+                            deferred.append((parent_fp, succ))
+                        continue
                     if add(fp & MASK64, parent_fp) >= 0:  # as_key(fp): new here
                         new += 1
+                        room -= 1
                         keep((fp, succ))
                         if pending:
                             check(fp, succ)
@@ -576,6 +668,7 @@ class _Shard:
                     if fp not in mine:
                         mine[fp] = (parent_fp, succ)
         self.pos = end
+        self.waiting_own = deferred
 
         for p in self.peers:  # claims: the fingerprints, then their parents
             mine = claims[p]
@@ -583,25 +676,33 @@ class _Shard:
             body.extend(up for up, _ in mine.values())
             self.outgoing.put((self.outbox[p], body.tobytes()))
         received = self._gather()
-        for p in self.peers:  # record what is new, one byte per claim
+        for p in self.peers:  # one byte per claim: 1 new, 0 known, 2 deferred
             body = array("q")
             body.frombytes(received[p])
             half = len(body) // 2
             verdict = bytearray(half)
             for k, fp in enumerate(body[:half]):
+                if not room:
+                    if find(fp & MASK64) < 0:
+                        verdict[k] = 2
+                    continue
                 if add(fp & MASK64, body[half + k]) >= 0:  # as_key(fp)
                     verdict[k] = 1
-            new += sum(verdict)
+                    room -= 1
+            new += verdict.count(1)
             self.outgoing.put((self.outbox[p], bytes(verdict)))
         verdicts = self._gather()
         for p in self.peers:  # keep and check the claimed states that were new
-            for (fp, (_, succ)), fresh in zip(claims[p].items(), verdicts[p], strict=True):
-                if fresh:
-                    keep((fp, succ))
+            for (fp, claim), answer in zip(claims[p].items(), verdicts[p], strict=True):
+                if answer == 1:
+                    keep((fp, claim[1]))
                     if pending:
-                        check(fp, succ)
+                        check(fp, claim[1])
+                elif answer == 2:
+                    self.waiting_claims[p][fp] = claim
         left = len(self.frontier) - self.pos
-        return new, moves, left, len(self.next), list(hits.values())
+        waiting = len(self.waiting_own) + sum(len(c) for c in self.waiting_claims)
+        return new, moves, left, len(self.next), list(hits.values()), waiting
 
 
 def _resident_bytes() -> int:
@@ -616,4 +717,13 @@ def _resident_bytes() -> int:
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
-__all__ = ["BALANCE_SLACK", "ROUND_STATES", "WorkerError", "balance", "owner_of", "parallel_bfs"]
+__all__ = [
+    "BALANCE_SLACK",
+    "ROUND_STATES",
+    "WorkerError",
+    "balance",
+    "max_workers",
+    "owner_of",
+    "parallel_bfs",
+    "share",
+]

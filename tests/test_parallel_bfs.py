@@ -119,11 +119,42 @@ def test_stops_once_every_invariant_is_violated():
 
 def test_max_states():
     model, invariants, symmetry = case("kafka-kip320")
-    result = parallel_bfs(model, invariants, workers=2, max_states=5_000)
-    assert result.status == "max-states"
-    # Looked at between rounds: passed by at most one round's new states.
-    assert 5_000 <= result.distinct_states < 5_000 + 2 * pb.ROUND_STATES * 8
-    assert bfs(model, invariants, max_states=5_000).status == "max-states"
+    for workers in (2, 3):
+        result = parallel_bfs(model, invariants, workers=workers, max_states=5_000)
+        assert result.status == "max-states"
+        assert result.distinct_states == 5_000  # a limit is a limit: not one state past it
+    alone = bfs(model, invariants, max_states=5_000)
+    assert alone.status == "max-states" and alone.distinct_states == 5_000
+
+
+def test_max_states_past_the_space_is_complete():
+    model, invariants, symmetry = case("kafka-kip320")
+    everything = single("kafka-kip320").distinct_states
+    result = parallel_bfs(model, invariants, workers=2, max_states=everything + 1)
+    assert result.status == "complete" and result.distinct_states == everything
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_a_limit_near_the_end_defers_states_without_losing_depths(workers):
+    """Shares of the last few allowed states defer new states to later rounds of the
+    same level: with room for every state the verdict is the unlimited one (the same
+    depth and counterexample lengths), with one state less it stops exactly there."""
+    model, invariants, symmetry = case("tla-kip101")
+    everything = single("tla-kip101").distinct_states
+    roomy = parallel_bfs(
+        model, invariants, workers=workers, symmetry=symmetry, max_states=everything + 1
+    )
+    assert verdict(roomy) == verdict(single("tla-kip101"))
+    tight = parallel_bfs(
+        model, invariants, workers=workers, symmetry=symmetry, max_states=everything - 1
+    )
+    assert tight.status == "max-states" and tight.distinct_states == everything - 1
+
+
+def test_share_splits_what_is_allowed():
+    assert pb.share(10, 3, 0) == [4, 3, 3] and pb.share(10, 3, 1) == [3, 4, 3]
+    assert pb.share(1, 2, 0) == [1, 0] and pb.share(1, 2, 1) == [0, 1]
+    assert pb.share(-5, 2, 0) == [0, 0]
 
 
 def test_time_limit():
