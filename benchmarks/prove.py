@@ -25,13 +25,13 @@ import os
 import time
 
 from replcheck.checker.bfs import bfs
-from replcheck.checker.cli.commands import prove as prove_command
 from replcheck.checker.prove import Property, bmc, k_induction
 from replcheck.invariants import INVARIANTS, select
 from replcheck.invariants.kafka.symbolic import Z3_INVARIANTS
 from replcheck.model.kafka.config import make_config
 from replcheck.model.kafka.replication import KafkaReplication
 from replcheck.model.kafka.symbolic.replication import KafkaSymbolic
+from replcheck.run import properties, strengthening
 
 LOSS = "no-committed-data-loss"
 # name: (config keys, invariant, BMC depth limit, seconds for each engine, BFS too?)
@@ -87,8 +87,8 @@ def run(name: str) -> str:
 def run_induction(name: str, workers: int) -> str:
     config = make_config(INDUCTION_ROWS[name])
     symbolic = KafkaSymbolic(config, sort="bv")
-    props = prove_command.properties(symbolic, list(PROVED))
-    lemmas = prove_command.lemmas(symbolic, None)
+    props = properties(symbolic, list(PROVED))
+    lemmas = strengthening(symbolic, None)
     result = k_induction(KafkaReplication(config), symbolic, props, lemmas, 2, jobs=workers)
     return f"| {name} | {workers} | {result.status} at k={result.k} | {result.seconds:.1f} |"
 

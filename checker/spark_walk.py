@@ -81,6 +81,10 @@ logger.stringutils.level = error
 """
 
 
+class StartInterrupted(KeyboardInterrupt):
+    """Ctrl-C while Spark was starting (the JVM it launched is ended): no walk ran."""
+
+
 class SparkUnavailable(ReplcheckError):
     """pyspark or Java is missing, or Spark would not start: one line for the user."""
 

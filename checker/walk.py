@@ -36,6 +36,8 @@ from replcheck.checker.bfs import fingerprint
 from replcheck.invariants import Invariant, registry, select
 from replcheck.model.interface import Action
 from replcheck.model.registry import AnyConfig, action_params, build_model, config_from_dict
+from replcheck.traces.replay import execute
+from replcheck.traces.shrink import shrink
 
 SWARM_OFF = 0.5  # chance that a swarm walk switches an action kind off
 
@@ -305,3 +307,56 @@ def summarize(
                 out.shortest[r.invariant] = (r.steps, r.walk_id, list(r.path or []), r.message)
     out.distinct_states = len(seen) * max(1, fingerprint_rate)
     return out
+
+
+# ------------------------------------------------------------ counterexamples
+
+
+@dataclass
+class Counterexample:
+    invariant: str
+    message: str
+    walk_id: int
+    walk_steps: int  # actions in the violating walk as found
+    steps: list[tuple[Action | None, Any]]  # the (possibly shrunk) trace, initial state first
+    shrunk: str  # "shrunk" or "shrink disabled"
+    trace_file: str | None = None
+
+    @property
+    def length(self) -> int:
+        """States in the trace, the initial one included (as ``check`` counts)."""
+        return len(self.steps)
+
+
+def _violation_prefix(steps, inv: Invariant):
+    """The trace up to its first state violating ``inv``, and the message; None if none."""
+    for k, (_, state) in enumerate(steps):
+        message = inv(state)
+        if message is not None:
+            return steps[: k + 1], message
+    return None
+
+
+def rebuild(
+    config: AnyConfig,
+    inv: Invariant,
+    walk_id: int,
+    walk_steps: int,
+    path: list[Action],
+    message: str,
+    use_shrink: bool,
+) -> Counterexample:
+    """Replay a violating walk (on Spark's driver) and shrink it, unless told not to."""
+    model = build_model(config)
+    steps = execute(model, path)
+    found = _violation_prefix(steps, inv)
+    if found is None:  # pragma: no cover - the walk saw this violation on this very path
+        raise RuntimeError(f"walk {walk_id} does not violate {inv.id} when replayed")
+    steps, message = found
+    status = "shrink disabled"
+    if use_shrink:
+        # shrink keeps only sequences that still violate, so this cannot come back None.
+        smaller = shrink(model, [a for a, _ in steps[1:]], inv.id, registry(config))
+        steps, message = _violation_prefix(execute(model, smaller), inv)
+        status = "shrunk"
+    return Counterexample(inv.id, message, walk_id, walk_steps, steps, status)

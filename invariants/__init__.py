@@ -30,12 +30,12 @@ def select(
     wanted = list(ids or [])
     if not wanted:
         return tuple(inv for inv in registry if inv.default)
-    if "all" in wanted:
-        return tuple(registry)
     known = {inv.id for inv in registry}
     for inv_id in wanted:
-        if inv_id not in known:
+        if inv_id not in known and inv_id != "all":
             raise UnknownInvariant(
-                f"unknown invariant {inv_id!r} (known: {', '.join(sorted(known))})"
+                f"unknown invariant {inv_id!r} (known: all, {', '.join(sorted(known))})"
             )
+    if "all" in wanted:
+        return tuple(registry)
     return tuple(inv for inv in registry if inv.id in wanted)

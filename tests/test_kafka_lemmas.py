@@ -11,12 +11,12 @@ import re
 import pytest
 import z3
 
-from replcheck.checker.cli.commands import prove as prove_command
 from replcheck.checker.prove import k_induction
 from replcheck.invariants.kafka.lemmas import LEMMAS
 from replcheck.model.kafka.config import make_config
 from replcheck.model.kafka.replication import KafkaReplication
 from replcheck.model.kafka.symbolic.replication import KafkaSymbolic
+from replcheck.run import properties, strengthening
 from replcheck.traces.load import parse_action
 from replcheck.traces.replay import execute
 from tests.conftest import reachable, walk_states
@@ -114,10 +114,10 @@ def test_lemmas_hold_on_reachable_states_slow(values):
 def _induction(values: dict, ids: list[str], max_k: int):
     config = make_config(values)
     sym = KafkaSymbolic(config, sort="bv")
-    properties = prove_command.properties(sym, ids)
-    lemmas = prove_command.lemmas(sym, None)
+    props = properties(sym, ids)
+    lemmas = strengthening(sym, None)
     explicit = KafkaReplication(config)
-    return k_induction(explicit, sym, properties, lemmas, max_k, jobs=os.cpu_count() or 1)
+    return k_induction(explicit, sym, props, lemmas, max_k, jobs=os.cpu_count() or 1)
 
 
 def test_k_induction_proves_hw_le_leo_with_the_lemmas():

@@ -378,13 +378,20 @@ class UnknownRelease(InputError):
 
 
 def parse_version(text: str) -> Version:
-    found = re.fullmatch(r"(\d{1,3})\.(\d{1,3})(?:\.(\d{1,3}))?(?:\.\d{1,3})?", text.strip())
+    """``X.Y.Z`` or ``X.Y`` (its .0); before 1.0, Kafka's own four-part names too
+    (``0.10.2.1`` is a patch release of the 0.10.2 line the model covers as one)."""
+    found = re.fullmatch(r"(\d{1,3})\.(\d{1,3})(?:\.(\d{1,3}))?(\.\d{1,3})?", text.strip())
+    names = ", ".join(MODE_RELEASES)
     if not found:
-        names = ", ".join(MODE_RELEASES)
         raise UnknownRelease(
             f"{text!r} is not a Kafka release (expected X.Y.Z such as 2.1.0, or one of {names})"
         )
-    major, minor, patch = found.groups()
+    major, minor, patch, fourth = found.groups()
+    if fourth is not None and (major != "0" or patch is None):
+        raise UnknownRelease(
+            f"{text!r} is not a Kafka release: only releases before 1.0 have four parts, such "
+            f"as 0.10.2.1 (expected X.Y.Z such as 2.1.0, or one of {names})"
+        )
     return int(major), int(minor), int(patch or 0)
 
 

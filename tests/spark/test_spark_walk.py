@@ -16,9 +16,8 @@ import time
 import pytest
 
 from replcheck.checker import spark_walk
-from replcheck.checker.cli.commands.walk import rebuild
 from replcheck.checker.cli.main import main
-from replcheck.checker.walk import Walker, partition_bounds, summarize
+from replcheck.checker.walk import Walker, partition_bounds, rebuild, summarize
 from replcheck.invariants import select
 from replcheck.model import KafkaReplication, make_config
 from replcheck.model.tla.config import make_spec_config

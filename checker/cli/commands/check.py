@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+import replcheck
 from replcheck.checker.bfs import SearchResult
 from replcheck.checker.cli.args import (
     add_model_args,
@@ -14,15 +15,14 @@ from replcheck.checker.cli.args import (
     add_workers_arg,
     model_config_from_args,
     progress_printer,
-    symmetry_on,
 )
 from replcheck.checker.cli.exits import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION
 from replcheck.checker.cli.outputs import check_writable
 from replcheck.checker.cli.report import cell, rebuild_errors, result_word, table, to_json
-from replcheck.checker.parallel_bfs import parallel_bfs
 from replcheck.invariants import registry, select
 from replcheck.model.kafka.config import Config
-from replcheck.model.registry import AnyConfig, build_model
+from replcheck.model.registry import AnyConfig
+from replcheck.results import CheckResult
 from replcheck.traces.itf import trace_to_itf, write_itf
 from replcheck.traces.text import format_plain_trace, format_trace
 
@@ -55,18 +55,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
 
 
-def search(config: AnyConfig, args: argparse.Namespace, label: str = "") -> SearchResult:
-    """Run the BFS the way the search flags ask (``compare`` runs one process per search:
-    parallel_bfs with one worker is bfs)."""
-    model = build_model(config)
-    return parallel_bfs(
-        model,
-        select(args.invariant, registry(config)),
-        workers=getattr(args, "workers", 1),
-        symmetry=symmetry_on(args, model),
+def search(config: AnyConfig, args: argparse.Namespace, label: str = "") -> CheckResult:
+    """:func:`replcheck.check` the way the search flags ask (``compare`` runs one process
+    per search: one worker is the single-process BFS)."""
+    return replcheck.check(
+        config,
+        invariants=args.invariant,
+        symmetry=args.symmetry,
         max_states=args.max_states,
-        time_limit=args.timeout,
-        memory_limit=args.memory,
+        timeout=args.timeout,
+        memory=args.memory,
+        workers=getattr(args, "workers", 1),
         on_progress=None if args.quiet else progress_printer(label),
     )
 
@@ -106,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     result = search(config, args)
     for line in rebuild_errors(result):
         print(f"replcheck: {line}", file=sys.stderr)
-    symmetry = symmetry_on(args, build_model(config))
+    symmetry = result.symmetry
     first = next(iter(result.violations.values()), None)
     if first is not None and args.trace_out and first.trace:
         steps = [(step.action, step.state) for step in first.trace]

@@ -8,6 +8,7 @@ import sys
 import time
 from typing import Any
 
+import replcheck
 from replcheck.checker.bfs import Violation
 from replcheck.checker.cli.args import (
     add_invariant_args,
@@ -29,17 +30,9 @@ from replcheck.checker.prove import (
     BmcResult,
     DepthReport,
     InductionResult,
-    Lemma,
-    Property,
-    bmc,
-    k_induction,
 )
-from replcheck.invariants import INVARIANTS, select
 from replcheck.invariants.kafka.lemmas import LEMMAS
-from replcheck.invariants.kafka.symbolic import Z3_INVARIANTS
 from replcheck.model.kafka.config import Config
-from replcheck.model.kafka.replication import KafkaReplication
-from replcheck.model.kafka.symbolic.replication import KafkaSymbolic
 from replcheck.traces.itf import trace_to_itf, write_itf
 from replcheck.traces.text import format_trace
 
@@ -106,31 +99,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
 
 
-def properties(symbolic: KafkaSymbolic, ids: list[str] | None) -> list[Property]:
-    chosen = select(ids, INVARIANTS)
-    return [
-        Property(
-            inv.id,
-            lambda s, f=Z3_INVARIANTS[inv.id]: f(symbolic, s),
-            inv.check,
-        )
-        for inv in chosen
-    ]
-
-
-def lemmas(symbolic: KafkaSymbolic, ids: list[str] | None) -> list[Lemma]:
-    known = {lem.id: lem for lem in LEMMAS}
-    if ids and "none" in ids:
-        return []
-    for lemma_id in ids or []:
-        if lemma_id not in known:
-            raise UsageError(
-                f"--lemma {lemma_id}: unknown lemma (known: {', '.join(known) or 'none'})"
-            )
-    chosen = [known[i] for i in ids] if ids else list(LEMMAS)
-    return [Lemma(lem.id, lem.doc, lambda s, f=lem.holds: f(symbolic, s)) for lem in chosen]
-
-
 def _progress(quiet: bool):
     def depth(report: DepthReport) -> None:
         if not quiet:
@@ -171,35 +139,26 @@ def run(args: argparse.Namespace) -> int:
             print(f"{lem.id}: {lem.doc}")
         return EXIT_OK
     config = config_from_args(args)
+    if args.lemma and not args.induction:
+        raise UsageError("--lemma: only with --induction")
     if args.trace_out:
         check_writable(args.trace_out, "--trace-out")
-    symbolic = KafkaSymbolic(config)
-    explicit = KafkaReplication(config)
-    props = properties(symbolic, args.invariant)
     on_depth, on_step, on_action = _progress(args.quiet)
+    result = replcheck.prove(
+        config,
+        invariants=args.invariant,
+        depth=args.depth,
+        induction=args.induction,
+        lemmas=args.lemma,
+        timeout=args.timeout,
+        workers=args.workers,
+        on_depth=on_depth,
+        on_step=on_step,
+        on_action=on_action,
+    )
     if args.induction:
-        used = lemmas(symbolic, args.lemma)
-        candidates = [
-            *properties(symbolic, ["all"]),
-            *lemmas(symbolic, None),
-        ]
-        result = k_induction(
-            explicit,
-            symbolic,
-            props,
-            used,
-            args.depth,
-            candidates=candidates,
-            time_limit=args.timeout,
-            jobs=args.workers,
-            on_step=on_step,
-            on_action=on_action,
-        )
-        return _report_induction(config, result, args)
-    if args.lemma:
-        raise UsageError("--lemma: only with --induction")
-    result = bmc(explicit, symbolic, props, args.depth, time_limit=args.timeout, on_depth=on_depth)
-    return _report_bmc(config, result, [p.id for p in props], args)
+        return _report_induction(config, result.engine, args)
+    return _report_bmc(config, result.engine, list(result.invariants), args)
 
 
 def _write_trace(config: Config, violation: Violation, path: str | None) -> None:

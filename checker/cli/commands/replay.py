@@ -6,13 +6,15 @@ import argparse
 import json
 from typing import Any
 
+import replcheck
+from replcheck.checker.cli.args import kafka_release
 from replcheck.checker.cli.exits import EXIT_OK, EXIT_VIOLATION, UsageError
 from replcheck.checker.cli.outputs import check_writable
-from replcheck.model.kafka.config import Config
+from replcheck.model.kafka.config import MODES, Config
 from replcheck.model.registry import action_params
 from replcheck.traces.itf import TraceError, action_to_itf, encode_state
 from replcheck.traces.load import LoadedTrace, load_trace
-from replcheck.traces.replay import ReplayResult, replay_trace
+from replcheck.traces.replay import ReplayResult
 from replcheck.traces.text import describe_action, format_plain_trace, format_table, state_changes
 
 NAME = "replay"
@@ -42,6 +44,20 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="also write a self-contained HTML timeline of the trace to OUT.html",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    g = p.add_argument_group("another release")
+    g.add_argument(
+        "--kafka",
+        metavar="X.Y.Z",
+        type=kafka_release,
+        help="replay the trace's actions under this Kafka release instead of the one it "
+        "records (the recorded states and violation are then not compared): how the same "
+        "steps fare in another release",
+    )
+    g.add_argument(
+        "--mode",
+        choices=MODES,
+        help="the same, naming the release by its truncation mode",
+    )
 
 
 def load(path: str) -> LoadedTrace:
@@ -55,13 +71,20 @@ def load(path: str) -> LoadedTrace:
 def run(args: argparse.Namespace) -> int:
     if args.html:
         check_writable(args.html, "--html")
+    if args.kafka and args.mode:
+        raise UsageError("--kafka and --mode: give one of them")
     trace = load(args.trace)
+    release = args.kafka or args.mode
+    if release and not isinstance(trace.config, Config):
+        raise UsageError(f"--kafka: a Kafka model option; this trace is of {trace.config.model}")
     if args.html and not isinstance(trace.config, Config):
         raise UsageError(
             f"--html: the timeline view is the Kafka model's; {trace.config.model} traces "
             "replay as text or --json"
         )
-    result = replay_trace(trace)
+    options = {"kafka": release} if release else {}
+    result = replcheck.replay(trace, **options).engine
+    focus = trace.invariant if release else None  # the violation the trace recorded
     if args.html:
         from replcheck.traces.html import render_html
 
@@ -70,14 +93,16 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(to_json(result, args), indent=1))
     else:
-        for line in report_lines(result):
+        for line in report_lines(result, focus):
             print(line)
         if args.html:
             print(f"timeline written to {args.html}")
     return EXIT_OK if result.ok else EXIT_VIOLATION
 
 
-def report_lines(result: ReplayResult) -> list[str]:
+def report_lines(result: ReplayResult, focus: str | None = None) -> list[str]:
+    """The steps and the verdict; ``focus``: the invariant a trace replayed under another
+    release recorded, whose verdict there is the point of the replay."""
     trace = result.trace
     lines = [
         f"replcheck replay {trace.path}: {trace.config.describe()}",
@@ -93,7 +118,12 @@ def report_lines(result: ReplayResult) -> list[str]:
     inv = result.invariant
     if div is not None:
         lines.append(f"DIVERGES at step {div.step}: {div.reason}")
-    if inv is not None and result.broken_step is not None:
+    if focus is not None and focus not in result.first_violated:
+        lines.append(f"=> {focus} is not violated along this trace in {trace.config.mode}")
+    elif focus is not None:
+        at, message = result.first_violated[focus]
+        lines.append(f"=> {focus} violated (first at step {at}) in {trace.config.mode}: {message}")
+    elif inv is not None and result.broken_step is not None:
         message = result.first_violated[inv][1]
         final = result.message
         where = f"step {result.broken_step}"

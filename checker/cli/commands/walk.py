@@ -6,10 +6,8 @@ import argparse
 import json
 import os
 import sys
-import time
-from dataclasses import dataclass
-from typing import Any
 
+import replcheck
 from replcheck.checker.cli.args import (
     add_invariant_args,
     add_model_args,
@@ -23,13 +21,10 @@ from replcheck.checker.cli.exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATIO
 from replcheck.checker.cli.outputs import prepare_out_dir
 from replcheck.checker.cli.report import table
 from replcheck.checker.walk import END_DEADLOCK, END_DEPTH, END_VIOLATION
-from replcheck.invariants import Invariant, registry, select
-from replcheck.model.interface import Action
+from replcheck.invariants import registry, select
 from replcheck.model.kafka.config import Config
-from replcheck.model.registry import AnyConfig, build_model
+from replcheck.model.registry import build_model
 from replcheck.traces.itf import trace_to_itf, write_itf
-from replcheck.traces.replay import execute
-from replcheck.traces.shrink import shrink
 from replcheck.traces.text import format_plain_trace, format_trace
 
 NAME = "walk"
@@ -133,59 +128,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     o.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
-# -------------------------------------------------------------- counterexamples
-
-
-@dataclass
-class Counterexample:
-    invariant: str
-    message: str
-    walk_id: int
-    walk_steps: int  # actions in the violating walk as found
-    steps: list[tuple[Action | None, Any]]  # the (possibly shrunk) trace, initial state first
-    shrunk: str  # "shrunk" or "shrink disabled"
-    trace_file: str | None = None
-
-    @property
-    def length(self) -> int:
-        """States in the trace, the initial one included (as ``check`` counts)."""
-        return len(self.steps)
-
-
-def _violation_prefix(steps, inv: Invariant):
-    """The trace up to its first state violating ``inv``, and the message; None if none."""
-    for k, (_, state) in enumerate(steps):
-        message = inv(state)
-        if message is not None:
-            return steps[: k + 1], message
-    return None
-
-
-def rebuild(
-    config: AnyConfig,
-    inv: Invariant,
-    walk_id: int,
-    walk_steps: int,
-    path: list[Action],
-    message: str,
-    use_shrink: bool,
-) -> Counterexample:
-    """Replay a violating walk on the driver and shrink it (unless --no-shrink)."""
-    model = build_model(config)
-    steps = execute(model, path)
-    found = _violation_prefix(steps, inv)
-    if found is None:  # pragma: no cover - the walk saw this violation on this very path
-        raise RuntimeError(f"walk {walk_id} does not violate {inv.id} when replayed")
-    steps, message = found
-    status = "shrink disabled"
-    if use_shrink:
-        # shrink keeps only sequences that still violate, so this cannot come back None.
-        smaller = shrink(model, [a for a, _ in steps[1:]], inv.id, registry(config))
-        steps, message = _violation_prefix(execute(model, smaller), inv)
-        status = "shrunk"
-    return Counterexample(inv.id, message, walk_id, walk_steps, steps, status)
-
-
 # ------------------------------------------------------------------------ run
 
 
@@ -208,71 +150,62 @@ def run(args: argparse.Namespace) -> int:
 
     from replcheck.checker import spark_walk  # Spark is only needed here
 
-    started = time.monotonic()
+    def started(master: str, partitions: int, startup: float) -> None:
+        if not args.quiet:
+            print(
+                f"replcheck walk: {args.walks:,} walks on {master} in {partitions} tasks "
+                f"(Spark started in {startup:.1f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
+
     try:
-        spark = spark_walk.start_session(args.master, conf=args.spark_conf)
+        result = replcheck.walk(
+            config,
+            walks=args.walks,
+            depth=args.depth,
+            seed=args.seed,
+            swarm=args.swarm,
+            invariants=[inv.id for inv in invariants],
+            symmetry=args.symmetry,
+            shrink=not args.no_shrink,
+            spark=True,
+            master=args.master,
+            partitions=args.partitions,
+            spark_conf=args.spark_conf,
+            parquet=os.path.join(args.out, PARQUET) if args.out else None,
+            progress=not args.quiet,
+            on_start=started,
+        )
     except spark_walk.SparkUnavailable as exc:
         raise UsageError(str(exc)) from None
-    except KeyboardInterrupt:  # start_session has ended the JVM it launched
-        print("replcheck: interrupted while Spark was starting; no walks ran", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    startup = time.monotonic() - started
-    try:
-        return _run_job(spark, spark_walk, args, config, invariants, started, startup)
     except spark_walk.JobFailed as exc:
         raise UsageError(f"the Spark job failed: {exc}") from None
+    except spark_walk.StartInterrupted:
+        print("replcheck: interrupted while Spark was starting; no walks ran", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except KeyboardInterrupt:  # a second Ctrl-C, or one after the walks (aggregating, shrinking)
         print("replcheck: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    finally:
-        spark_walk.close_session(spark)  # the JVM, its process group, the temporary folder
+    return _report(config, args, result, invariants)
 
 
-def _run_job(spark, spark_walk, args, config, invariants, started, startup) -> int:
-    master = spark.sparkContext.master
-    partitions = args.partitions or spark_walk.default_partitions(spark, args.walks, args.depth)
-    partitions = min(partitions, args.walks)
-    job = spark_walk.WalkJob(
-        config,
-        walks=args.walks,
-        depth=args.depth,
-        seed=args.seed,
-        partitions=partitions,
-        swarm=args.swarm,
-        invariant_ids=[inv.id for inv in invariants],
-        symmetry=args.symmetry,
-    )
-    if not args.quiet:
-        print(
-            f"replcheck walk: {args.walks:,} walks on {master} in {partitions} tasks "
-            f"(Spark started in {startup:.1f} s)",
-            file=sys.stderr,
-            flush=True,
-        )
-    walked = spark_walk.walk_job(spark, job, progress=not args.quiet)
-    try:
-        summary = spark_walk.aggregate(walked.df, job, walked.seconds)
-        # Ctrl-C just as the last task finished cut nothing short: the run is complete.
-        interrupted = walked.interrupted and summary.walks < args.walks
-        by_id = {inv.id: inv for inv in invariants}
-        examples: dict[str, Counterexample] = {}
-        for inv in invariants:  # registry order: the most important first
-            if inv.id in summary.shortest:
-                walk_steps, walk_id, path, message = summary.shortest[inv.id]
-                examples[inv.id] = rebuild(
-                    config, by_id[inv.id], walk_id, walk_steps, path, message, not args.no_shrink
-                )
-        if args.out:
-            for ex in examples.values():
-                ex.trace_file = os.path.join(args.out, f"{ex.invariant}.itf.json")
-                write_itf(ex.trace_file, trace_to_itf(config, ex.steps, ex.invariant, ex.message))
-            walked.df.write.mode("overwrite").parquet(os.path.join(args.out, PARQUET))
-    finally:
-        walked.close()
-    seconds = time.monotonic() - started
-
+def _report(config, args, result, invariants) -> int:
+    summary, examples = result.summary, result.counterexamples
+    if args.out:
+        for ex in examples.values():
+            ex.trace_file = os.path.join(args.out, f"{ex.invariant}.itf.json")
+            write_itf(ex.trace_file, trace_to_itf(config, ex.steps, ex.invariant, ex.message))
     doc = to_json(
-        config, args, summary, examples, invariants, master, seconds, startup, interrupted
+        config,
+        args,
+        summary,
+        examples,
+        invariants,
+        result.master,
+        result.seconds,
+        result.startup_seconds,
+        result.interrupted,
     )
     if args.out:
         with open(os.path.join(args.out, SUMMARY), "w", encoding="utf-8") as fh:
@@ -282,7 +215,7 @@ def _run_job(spark, spark_walk, args, config, invariants, started, startup) -> i
         print(json.dumps(doc, indent=2))
     else:
         print_text(config, args, summary, examples, invariants, doc)
-    return exit_code(bool(examples), interrupted)
+    return exit_code(bool(examples), result.interrupted)
 
 
 # --------------------------------------------------------------------- output
