@@ -385,3 +385,38 @@ def test_arbitrary_gate_files(tmp_path, checks):
     path = tmp_path / "gate.toml"
     path.write_text("\n".join(lines) + "\n")
     assert_clean_exit(["gate", str(path)])
+
+
+# ------------------------------------------- inputs a new user tried (issue 21)
+
+
+@pytest.mark.parametrize(
+    "argv,expected",
+    [
+        (["check", "--config", "/dev/zero"], "/dev/zero: larger than 64 MB"),
+        (["replay", "/dev/zero"], "/dev/zero: larger than 64 MB"),
+        (["shrink", "/dev/zero", "--out", "{d}/s.itf.json"], "/dev/zero: larger than 64 MB"),
+        (["check", "--workers", "100000"], "--workers: at most"),
+        (["check", "--kafka", "2.1.0.1"], "only releases before 1.0 have four parts"),
+        (["check", "--invariant", "all", "--invariant", "nope"], "unknown invariant 'nope'"),
+        (["compare", "--kafka", "2.1.0,,3.0.0"], "item 2 is empty"),
+        (["check", "--memory", "-1G"], "a size cannot be negative"),
+        (["check", "--timeout", "-5"], "expected a positive number of seconds"),
+        (["replay", str(SEED_TRACE), "--kafka", "9.9.9"], "newer than this model covers"),
+        (["replay", str(SEED_TRACE), "--kafka", "2.1.0", "--mode", "hw"], "give one of them"),
+    ],
+)
+def test_bad_arguments_are_one_line(argv, expected, tmp_path):
+    code, out, err = run_cli(*[a.replace("{d}", str(tmp_path)) for a in argv])
+    assert_one_line_error(code, err, expected)
+    assert out == ""
+
+
+def test_a_file_past_the_size_limit_is_refused(tmp_path, monkeypatch):
+    from replcheck.model.kafka import config as config_module
+
+    monkeypatch.setattr(config_module, "MAX_FILE_BYTES", 100)
+    big = tmp_path / "big.toml"
+    big.write_text("# " + "x" * 200 + '\nmode = "hw"\n')
+    code, _, err = run_cli("check", "--config", big)
+    assert_one_line_error(code, err, "larger than", "TOML expected")

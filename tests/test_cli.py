@@ -230,7 +230,7 @@ def test_ctrl_c_stops_cleanly_and_reports(tmp_path):
     code, out, err = interrupt_replcheck([*argv, "--epochs", "4", "--json", "--quiet"], 3.0)
     assert code == 130, err
     doc = json.loads(out)
-    assert doc["status"] == "interrupted" and doc["result"] == "incomplete"
+    assert doc["status"] == "interrupted" and doc["result"] == "interrupted"
     assert doc["distinct_states"] > 0
     assert "Traceback" not in err
 

@@ -130,6 +130,17 @@ def test_ctrl_c_on_the_gate_in_json(tmp_path):
     assert doc["not_run"] == ["long", "never"]
 
 
+def test_ctrl_c_stops_the_catalogue_mid_search_with_what_it_judged():
+    """bfs stops cleanly on Ctrl-C; the catalogue must stop with it, not judge the
+    interrupted search as unfinished and go on to the next entry."""
+    code, out, err = interrupt_replcheck(["catalogue"], 1.0, "ok")
+    assert code == 130, err
+    judged = [line for line in out.splitlines() if line.startswith("ok ")]
+    total = int(err.split(" of ")[1].split()[0])
+    assert err.startswith(f"replcheck catalogue: interrupted after {len(judged)} of ")
+    assert 1 <= len(judged) < total and "not judged" in out
+
+
 def test_ctrl_c_on_compare_reports_the_modes_done(tmp_path):
     code, out, err = interrupt_replcheck(
         ["compare", "--modes", "hw,kip320", *BIG[2:], "--quiet"], 4.0

@@ -14,8 +14,10 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from replcheck import options
 from replcheck.checker.bfs import Progress, default_memory_budget
 from replcheck.checker.cli.exits import UsageError
+from replcheck.model.errors import InputError
 from replcheck.model.interface import Model
 from replcheck.model.kafka.config import (
     DESIGN_RULES,
@@ -38,7 +40,16 @@ from replcheck.model.tla.config import (
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, but errors become one-line UsageErrors instead of usage dumps."""
+    """argparse, but errors become one-line UsageErrors instead of usage dumps.
+
+    A value that starts with a dash and a digit (``--memory -1G``) is read as the
+    option's value, so its type says what is wrong with it; argparse would take it for
+    an unknown option and say "expected one argument" (no option starts with a digit).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
@@ -73,18 +84,21 @@ def seconds(text: str) -> float:
     return value
 
 
-_UNITS = {"": 2**20, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
-
-
 def memory_size(text: str) -> int:
-    """An argparse type: bytes from '512M', '4G', '1.5g' or a plain number of MiB."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*", text.lower())
-    if not match:
-        raise argparse.ArgumentTypeError(f"expected a size such as 512M or 4G, got {text!r}")
-    value = int(float(match.group(1)) * _UNITS[match.group(2)])
-    if value < 64 * 2**20:
-        raise argparse.ArgumentTypeError(f"must be at least 64M, got {text!r}")
-    return value
+    """An argparse type: bytes from '512M', '4G', '1.5g' or a plain number of MiB
+    (:func:`replcheck.options.memory_size`, the API's own check)."""
+    try:
+        return options.memory_size(text, "memory")
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("memory: ")) from None
+
+
+def worker_count(text: str) -> int:
+    """An argparse type: worker processes, 1 to what this machine can open."""
+    try:
+        return options.workers(positive_int(text), "workers")
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("workers: ")) from None
 
 
 def format_bytes(n: int) -> str:
@@ -256,7 +270,7 @@ def add_workers_arg(p: argparse.ArgumentParser | argparse._ArgumentGroup, what: 
     cores = os.cpu_count() or 1
     p.add_argument(
         "--workers",
-        type=positive_int,
+        type=worker_count,
         default=cores,
         metavar="N",
         help=f"{what} (default: this machine's cores, {cores})",

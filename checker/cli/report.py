@@ -15,10 +15,14 @@ from replcheck.traces.text import describe_action
 
 
 def result_word(result: SearchResult) -> str:
-    """``violated`` if any counterexample; ``holds`` if exhaustive; else ``incomplete``."""
+    """``violated`` if any counterexample; ``holds`` if exhaustive; ``interrupted`` if
+    Ctrl-C stopped it (exit 130, as every command says it); else ``incomplete`` (a
+    limit stopped it, exit 3)."""
     if result.violations:
         return "violated"
-    return "holds" if result.exhaustive else "incomplete"
+    if result.exhaustive:
+        return "holds"
+    return "interrupted" if result.status == "interrupted" else "incomplete"
 
 
 def verdicts(result: SearchResult, invariants: Sequence[Invariant]) -> dict[str, str]:

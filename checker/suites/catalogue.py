@@ -270,8 +270,13 @@ def _replay(entry: Entry, release: str, actions: Sequence[Action], broken: bool 
 
 
 def _search(entry: Entry, release: str, time_limit: float | None, broken: bool = True):
+    """BFS for the entry's invariant.  bfs stops cleanly on Ctrl-C; the catalogue stops
+    too (KeyboardInterrupt), so an interrupted search is not judged as unfinished."""
     model = KafkaReplication(entry.config(release, broken))
-    return bfs(model, select([entry.invariant]), time_limit=time_limit)
+    result = bfs(model, select([entry.invariant]), time_limit=time_limit)
+    if result.status == "interrupted":
+        raise KeyboardInterrupt
+    return result
 
 
 def run_entry(entry: Entry, time_limit: float | None = None) -> EntryResult:

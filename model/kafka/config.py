@@ -224,20 +224,33 @@ def _release_options(out: dict[str, Any], given: dict[str, Any], where: str) -> 
             raise ConfigError(f"{where}broken_rule: {rule} is a KRaft rule (kraft = true, --kraft)")
 
 
+# The largest file replcheck reads: far more than any configuration or trace it writes
+# (a trace of thousands of steps is a few MB), and little enough to read at once.
+MAX_FILE_BYTES = 64 * 2**20
+
+
 def read_text(path: str | Path, error: type[Exception] = ConfigError, kind: str = "TOML") -> str:
     """A user's file as text, or ``error`` with one line naming the file and the problem.
 
-    A UTF-8 byte-order mark (some Windows editors write one) is dropped.
+    At most :data:`MAX_FILE_BYTES` are read, so a device or a runaway file (``/dev/zero``)
+    is refused instead of filling the memory.  A UTF-8 byte-order mark (some Windows
+    editors write one) is dropped.
     """
     path = Path(path)
     try:
-        data = path.read_bytes()
+        with path.open("rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise error(f"{path}: no such file") from None
     except IsADirectoryError:
         raise error(f"{path}: is a directory") from None
     except OSError as exc:
         raise error(f"{path}: cannot read ({exc.strerror})") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise error(
+            f"{path}: larger than {MAX_FILE_BYTES // 2**20} MB, the most replcheck reads "
+            f"({kind} expected)"
+        )
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

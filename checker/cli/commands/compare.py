@@ -82,9 +82,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 def parse_modes(text: str, option: str = "--modes") -> list[str]:
     """The modes or releases in the order given, each once (``hw,hw`` is ``hw``)."""
     modes: list[str] = []
-    for m in (m.strip() for m in text.split(",")):
+    for k, m in enumerate((m.strip() for m in text.split(",")), start=1):
         if not m:
-            continue
+            raise UsageError(
+                f"{option} {text}: item {k} is empty (give releases or modes, comma-separated)"
+            )
         try:
             m = parse_mode(m, option)
         except ConfigError as exc:

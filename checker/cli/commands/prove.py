@@ -233,7 +233,11 @@ def _report_bmc(config: Config, result: BmcResult, ids: list[str], args: Any) ->
         if args.trace_out:
             print(f"trace written to {args.trace_out} (ITF JSON)")
     print()
-    word = {EXIT_VIOLATION: "violated", EXIT_OK: f"holds to depth {result.cleared}"}
+    word = {
+        EXIT_VIOLATION: "violated",
+        EXIT_OK: f"holds to depth {result.cleared}",
+        EXIT_INTERRUPTED: "interrupted",
+    }
     print(f"result: {word.get(code, 'incomplete')}")
     return code
 
