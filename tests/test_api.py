@@ -190,3 +190,32 @@ def test_the_wheel_holds_one_package(tmp_path):
         "replcheck/traces/itf.py",
     ):
         assert part in names
+
+
+def _doc_blocks() -> list[str]:
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    return [block.split("```", 1)[0] for block in text.split("```python\n")[1:]]
+
+
+@pytest.mark.parametrize("index", [0, 2, 4])
+def test_the_examples_in_docs_api_run(index, tmp_path, monkeypatch):
+    """The page's quick examples (the first, another release, errors) run as written
+    and say what their comments say; the long sweeps are left to the reader."""
+    blocks = _doc_blocks()
+    monkeypatch.chdir(tmp_path)
+    if index == 2:  # it replays the file the first block writes
+        exec(blocks[0], {})
+    namespace: dict = {"replcheck": replcheck}  # later blocks assume the first's import
+    exec(blocks[index], namespace)
+    if index == 0:
+        assert namespace["result"].holds is False and namespace["loss"].length == 11
+        assert (tmp_path / "loss.itf.json").is_file()
+    if index == 2:
+        assert namespace["there"].replays and namespace["there"].config.mode == "2.1.0"
+        assert "no-committed-data-loss" not in namespace["there"].violations
+
+
+def test_the_docs_api_blocks_are_the_ones_tested():
+    blocks = _doc_blocks()
+    assert 'replcheck.check(kafka="0.10.2")' in blocks[0]
+    assert 'kafka="2.1.0")' in blocks[2] and "replicas=9" in blocks[4]

@@ -146,3 +146,17 @@ def test_a_rebuild_that_fails_is_reported_not_raised(monkeypatch, capsys):
     lines = [line for line in err.splitlines() if "internal error" in line]
     assert lines and all("Traceback" not in line for line in err.splitlines())
     assert "the violation stands" in lines[0]
+
+
+@pytest.mark.parametrize("limit", [["--max-states", "150000"], ["--timeout", "3"]])
+def test_limited_3_replica_checks_with_the_default_workers_report(limit, capsys):
+    """What a user types: no --workers (the machine's cores), 3 replicas, a limit."""
+    code = main(["check", "--replicas", "3", "--records", "1", "--quiet", *limit])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and "internal error" not in err
+    assert code in (1, 3) and out.rstrip().splitlines()[-1] in (
+        "result: violated",
+        "result: incomplete",
+    )
+    if code == 1:
+        assert "Shortest counterexample to" in out
