@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -342,15 +343,26 @@ def walk(
         symmetric = build_model(cfg).default_symmetry
     if master is not None and (not isinstance(master, str) or not master.strip()):
         raise InputError("master: give a Spark master URL, e.g. local[*] or spark://host:7077")
-    ids = [inv.id for inv in chosen]
+    plan = _Walks(cfg, [inv.id for inv in chosen], count, steps, seed, swarm, symmetric, shrink)
     if master is None and not spark:
         if parquet is not None:
             raise InputError("parquet: the per-walk rows are a Spark table; give a master")
-        return _walk_here(cfg, ids, count, steps, seed, swarm, symmetric, shrink)
-    return _walk_on_spark(
-        cfg, ids, count, steps, seed, swarm, symmetric, shrink, master, tasks,
-        spark_conf, parquet, progress, on_start,
-    )  # fmt: skip
+        return _walk_here(plan)
+    return _walk_on_spark(plan, master, tasks, spark_conf, parquet, progress, on_start)
+
+
+@dataclass(frozen=True)
+class _Walks:
+    """What to walk, checked: the same for walks here and on Spark."""
+
+    config: AnyConfig
+    invariants: list[str]
+    walks: int
+    depth: int
+    seed: int
+    swarm: bool
+    symmetry: bool
+    shrink: bool
 
 
 def _counterexamples(
@@ -377,40 +389,33 @@ def _as_violations(examples: dict[str, Any]) -> dict[str, Violation]:
     }
 
 
-def _walk_here(
-    cfg: AnyConfig,
-    ids: list[str],
-    walks: int,
-    depth: int,
-    seed: int,
-    swarm: bool,
-    symmetry: bool,
-    use_shrink: bool,
-) -> WalkResult:
+def _walk_here(plan: _Walks) -> WalkResult:
     """The walks in this process: the same walks Spark would run for this seed."""
     from replcheck.checker.walk import Walker, summarize
 
     start = time.monotonic()
-    walker = Walker(cfg, ids, depth=depth, swarm=swarm, symmetry=symmetry)
+    walker = Walker(
+        plan.config, plan.invariants, depth=plan.depth, swarm=plan.swarm, symmetry=plan.symmetry
+    )
     done = []
     status = "complete"
     try:
-        for walk_id in range(walks):
-            done.append(walker.walk(seed, walk_id))
+        for walk_id in range(plan.walks):
+            done.append(walker.walk(plan.seed, walk_id))
     except KeyboardInterrupt:
         status = "interrupted"
     summary = summarize(done, kinds=walker.kinds)
-    examples = _counterexamples(cfg, ids, summary.shortest, use_shrink)
+    examples = _counterexamples(plan.config, plan.invariants, summary.shortest, plan.shrink)
     return WalkResult(
-        cfg,
+        plan.config,
         status,
         summary.walks,
-        walks,
+        plan.walks,
         summary.steps,
-        depth,
+        plan.depth,
         time.monotonic() - start,
         summary.distinct_states,
-        tuple(ids),
+        tuple(plan.invariants),
         _as_violations(examples),
         examples,
         summary,
@@ -418,14 +423,7 @@ def _walk_here(
 
 
 def _walk_on_spark(
-    cfg: AnyConfig,
-    ids: list[str],
-    walks: int,
-    depth: int,
-    seed: int,
-    swarm: bool,
-    symmetry: bool,
-    use_shrink: bool,
+    plan: _Walks,
     master: str | None,
     partitions: int | None,
     spark_conf: Sequence[tuple[str, str]],
@@ -445,17 +443,17 @@ def _walk_on_spark(
     startup = time.monotonic() - started
     try:
         used = spark.sparkContext.master
-        tasks = partitions or spark_walk.default_partitions(spark, walks, depth)
-        tasks = min(tasks, walks)
+        tasks = partitions or spark_walk.default_partitions(spark, plan.walks, plan.depth)
+        tasks = min(tasks, plan.walks)
         job = spark_walk.WalkJob(
-            cfg,
-            walks=walks,
-            depth=depth,
-            seed=seed,
+            plan.config,
+            walks=plan.walks,
+            depth=plan.depth,
+            seed=plan.seed,
             partitions=tasks,
-            swarm=swarm,
-            invariant_ids=ids,
-            symmetry=symmetry,
+            swarm=plan.swarm,
+            invariant_ids=plan.invariants,
+            symmetry=plan.symmetry,
         )
         if on_start is not None:
             on_start(used, tasks, startup)
@@ -463,8 +461,8 @@ def _walk_on_spark(
         try:
             summary = spark_walk.aggregate(walked.df, job, walked.seconds)
             # Ctrl-C just as the last task finished cut nothing short: the run is complete.
-            interrupted = walked.interrupted and summary.walks < walks
-            examples = _counterexamples(cfg, ids, summary.shortest, use_shrink)
+            interrupted = walked.interrupted and summary.walks < plan.walks
+            examples = _counterexamples(plan.config, plan.invariants, summary.shortest, plan.shrink)
             if parquet is not None:
                 walked.df.write.mode("overwrite").parquet(str(parquet))
         finally:
@@ -472,15 +470,15 @@ def _walk_on_spark(
     finally:
         spark_walk.close_session(spark)  # the JVM, its process group, the temporary folder
     return WalkResult(
-        cfg,
+        plan.config,
         "interrupted" if interrupted else "complete",
         summary.walks,
-        walks,
+        plan.walks,
         summary.steps,
-        depth,
+        plan.depth,
         time.monotonic() - started,
         summary.distinct_states_approx,
-        tuple(ids),
+        tuple(plan.invariants),
         _as_violations(examples),
         examples,
         summary,

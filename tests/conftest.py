@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -47,11 +48,15 @@ def sigint_default() -> None:
 
 
 def interrupt_replcheck(
-    argv: list[str], after: float, ready: str | None = None
+    argv: list[str],
+    after: float,
+    ready: str | None = None,
+    ready_err: Callable[[str], bool] | None = None,
 ) -> tuple[int, str, str]:
-    """Run replcheck, Ctrl-C it after ``after`` seconds (counted from its ``ready`` line),
-    and return (exit code, stdout, stderr).  Whatever happens, the process does not
-    outlive the test: a run that is never interrupted would search for hours."""
+    """Run replcheck, Ctrl-C it after ``after`` seconds (counted from its ``ready`` line
+    on stdout, or from the first stderr line ``ready_err`` accepts), and return (exit
+    code, stdout, stderr).  Whatever happens, the process does not outlive the test: a
+    run that is never interrupted would search for hours."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "replcheck", *argv],
         stdout=subprocess.PIPE,
@@ -60,14 +65,17 @@ def interrupt_replcheck(
         preexec_fn=sigint_default,
     )
     try:
-        first = ""
+        first = seen = ""
         if ready is not None:  # wait for the first line that says the run is under way
             first = proc.stdout.readline()
             assert ready in first, first
+        while ready_err is not None and not ready_err(line := proc.stderr.readline()):
+            assert line, f"replcheck ended before the line waited for:\n{seen}"
+            seen += line
         time.sleep(after)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
-        return proc.returncode, first + out, err
+        return proc.returncode, first + out, seen + err
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -10,9 +10,6 @@ complete, limited and interrupted runs: every counterexample must still replay.
 from __future__ import annotations
 
 import multiprocessing
-import signal
-import subprocess
-import sys
 from functools import cache
 
 import pytest
@@ -23,7 +20,7 @@ from replcheck.checker.cli.main import main
 from replcheck.checker.parallel_bfs import parallel_bfs
 from replcheck.invariants import select
 from replcheck.model import KafkaReplication, make_config
-from tests.conftest import sigint_default
+from tests.conftest import interrupt_replcheck
 
 # hw mode on 3 replicas: 259,632 states, five invariants violated (about 4 s on 2 workers)
 THREE = {"mode": "hw", "replicas": 3, "records": 1, "epochs": 3, "crashes": 0}
@@ -112,27 +109,12 @@ def test_interrupted_run_rebuilds_what_it_found():
 def test_ctrl_c_on_three_replicas_reports_the_counterexamples():
     """Ctrl-C once a violation is found: the report and its counterexample, exit 1."""
     argv = ["check", "--mode", "hw", "--replicas", "3", "--records", "2", "--epochs", "4"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "replcheck", *argv],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=sigint_default,
+    code, out, err = interrupt_replcheck(
+        argv, 0.0, ready_err=lambda line: line.endswith("violated\n") and " 0 violated" not in line
     )
-    try:
-        progress = ""
-        while " 0 violated" in progress or not progress.endswith("violated\n"):
-            progress = proc.stderr.readline()
-            assert progress, "the search ended before it found a violation"
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
     assert "Traceback" not in err, err
     assert "note: interrupted" in out and "Shortest counterexample to" in out
-    assert "result: violated" in out and proc.returncode == 1
+    assert "result: violated" in out and code == 1
 
 
 def test_a_rebuild_that_fails_is_reported_not_raised(monkeypatch, capsys):
