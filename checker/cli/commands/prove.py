@@ -33,12 +33,13 @@ from replcheck.checker.prove import (
 )
 from replcheck.invariants.kafka.lemmas import LEMMAS
 from replcheck.model.kafka.config import Config
+from replcheck.run import DEFAULT_PROVE_DEPTH
 from replcheck.traces.itf import trace_to_itf, write_itf
 from replcheck.traces.text import format_trace
 
 NAME = "prove"
 ORDER = 15
-DEFAULT_DEPTH = 12
+DEFAULT_DEPTH = DEFAULT_PROVE_DEPTH
 PROGRESS_EVERY = 10.0  # seconds between progress lines of a long induction step
 
 
