@@ -35,6 +35,7 @@ def model_config(config: Any = None, options: Mapping[str, Any] | None = None) -
     file, such as ``kafka="2.1.0"``, ``replicas=3``) override it.
     """
     options = dict(options or {})
+    where = ""  # what an error names: the file, when its values alone are wrong
     if isinstance(config, Config | SpecConfig):
         if not options:
             return config
@@ -43,6 +44,7 @@ def model_config(config: Any = None, options: Mapping[str, Any] | None = None) -
             values = {"model": options["model"]}
     elif isinstance(config, str | Path):
         values = load_config_file(config)
+        where = "" if options else f"{config}: "
     elif isinstance(config, Mapping):
         values = dict(config)
     elif config is None:
@@ -56,7 +58,7 @@ def model_config(config: Any = None, options: Mapping[str, Any] | None = None) -
         values.pop("kafka", None)
         values.pop("mode", None)
     values.update(options)
-    return config_from_dict(values)
+    return config_from_dict(values, where)
 
 
 def invariants_of(config: AnyConfig, ids: str | Iterable[str] | None) -> tuple[Invariant, ...]:
@@ -71,24 +73,23 @@ def invariants_of(config: AnyConfig, ids: str | Iterable[str] | None) -> tuple[I
     return select(ids, registry(config))
 
 
-def positive_int(value: Any, name: str, *, optional: bool = True) -> int | None:
-    """A whole number >= 1 (None allowed where ``optional``)."""
-    if value is None and optional:
-        return None
+def at_least(value: Any, minimum: int, name: str) -> int:
+    """A whole number >= ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise InputError(f"{name}: expected a whole number (got {value!r})")
-    if value < 1:
-        raise InputError(f"{name}: must be at least 1 (got {value})")
+    if value < minimum:
+        raise InputError(f"{name}: must be at least {minimum} (got {value})")
     return value
+
+
+def positive_int(value: Any, name: str, *, optional: bool = True) -> int | None:
+    """A whole number >= 1 (None allowed where ``optional``)."""
+    return None if value is None and optional else at_least(value, 1, name)
 
 
 def whole_number(value: Any, name: str) -> int:
     """A whole number >= 0."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InputError(f"{name}: expected a whole number (got {value!r})")
-    if value < 0:
-        raise InputError(f"{name}: must be at least 0 (got {value})")
-    return value
+    return at_least(value, 0, name)
 
 
 def seconds(value: Any, name: str = "timeout") -> float | None:

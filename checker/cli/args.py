@@ -7,7 +7,6 @@ Each flag's parse error is one line (``Parser`` turns argparse's usage dumps int
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import re
 import sys
@@ -24,8 +23,6 @@ from replcheck.model.kafka.config import (
     MODES,
     Config,
     ConfigError,
-    load_config_file,
-    make_config,
     parse_mode,
 )
 from replcheck.model.kafka.releases import COVERED
@@ -55,6 +52,15 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+def _checked(check: Callable[..., Any], *args: Any) -> Any:
+    """One of the API's own checks (``replcheck.options``) as the body of an argparse
+    type: its one-line message, without the name (argparse names the flag itself)."""
+    try:
+        return check(*args, "value")
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("value: ")) from None
+
+
 def whole_number(minimum: int) -> Callable[[str], int]:
     """An argparse type: a whole number >= minimum, with a one-line error otherwise."""
 
@@ -63,9 +69,7 @@ def whole_number(minimum: int) -> Callable[[str], int]:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
-        return value
+        return _checked(options.at_least, value, minimum)
 
     return parse
 
@@ -79,26 +83,17 @@ def seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    return value
+    return _checked(options.seconds, value)
 
 
 def memory_size(text: str) -> int:
-    """An argparse type: bytes from '512M', '4G', '1.5g' or a plain number of MiB
-    (:func:`replcheck.options.memory_size`, the API's own check)."""
-    try:
-        return options.memory_size(text, "memory")
-    except InputError as exc:
-        raise argparse.ArgumentTypeError(str(exc).removeprefix("memory: ")) from None
+    """An argparse type: bytes from '512M', '4G', '1.5g' or a plain number of MiB."""
+    return _checked(options.memory_size, text)
 
 
 def worker_count(text: str) -> int:
     """An argparse type: worker processes, 1 to what this machine can open."""
-    try:
-        return options.workers(positive_int(text), "workers")
-    except InputError as exc:
-        raise argparse.ArgumentTypeError(str(exc).removeprefix("workers: ")) from None
+    return _checked(options.workers, positive_int(text))
 
 
 def format_bytes(n: int) -> str:
@@ -328,12 +323,7 @@ def add_limit_args(
 
 
 def config_from_args(args: argparse.Namespace, mode: str | None = None) -> Config:
-    """--config file values, overridden by flags, validated."""
-    values: dict[str, Any] = {}
-    where = ""
-    if args.config:
-        values.update(load_config_file(args.config))
-        where = f"{args.config}: "
+    """--config file values, overridden by flags, validated (as the API does it)."""
     kafka, named = getattr(args, "kafka", None), getattr(args, "mode", None)
     if kafka is not None and named is not None:
         raise UsageError("--kafka and --mode: give one of them")
@@ -353,13 +343,14 @@ def config_from_args(args: argparse.Namespace, mode: str | None = None) -> Confi
         "elr": args.elr,
         "broken_rule": args.break_rule,
     }
-    overridden = {k: v for k, v in flags.items() if v is not None}
-    if overridden:
-        where = ""  # a mix of file and flags: the message names the key only
-    if "mode" in overridden:
-        values.pop("kafka", None)
-    values.update(overridden)
-    return make_config(values, where)
+    given = {k: v for k, v in flags.items() if v is not None}
+    config = options.model_config(args.config, given)
+    if not isinstance(config, Config):  # the file named the spec: its keys need --model
+        raise UsageError(
+            f"--config {args.config}: model = {config.model!r} is the TLA+ spec; give "
+            f"--model {config.model} and its constants as flags"
+        )
+    return config
 
 
 def progress_printer(label: str = "") -> Callable[[Progress], None]:
