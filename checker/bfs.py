@@ -162,6 +162,7 @@ def bfs(
     next_report = start + progress_every
     actions, next_state, add = model.actions, model.next_state, visited.add
     deadline = start + time_limit if time_limit is not None else 0.0
+    last = max_states - 1 if max_states is not None else -1  # the number of the last state
     # States are tuples of ints: they form no reference cycles, so the cyclic collector
     # has nothing to free, yet its full passes over millions of live states took a
     # quarter of a long run (measured).  Off for the search, back on after it.
@@ -184,7 +185,7 @@ def bfs(
                         continue
                     next_level.append((number, succ))
                     check(number, succ)
-                    if number + 1 == max_states:
+                    if number == last:
                         full = True
                         break
                 expanded += 1

@@ -30,6 +30,7 @@ import multiprocessing
 import os
 import pickle
 import queue
+import resource
 import signal
 import sys
 import threading
@@ -85,17 +86,10 @@ def _fds_needed(workers: int) -> int:
 
 
 def _fd_limit() -> int:
-    """The most descriptors this process may open (its hard limit: the soft one is
+    """The most descriptors this process may open: its hard limit (the soft one is
     raised to it when a search needs more)."""
-    try:
-        import resource
-
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    except (ImportError, OSError, ValueError):
-        return 1024
-    if hard == resource.RLIM_INFINITY:
-        return max(soft, 1 << 20) if soft != resource.RLIM_INFINITY else 1 << 20
-    return hard
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    return 1 << 20 if hard == resource.RLIM_INFINITY else hard
 
 
 def max_workers() -> int:
@@ -111,16 +105,11 @@ def max_workers() -> int:
 
 def _raise_fd_limit(workers: int) -> None:
     """Raise the soft open-file limit towards the hard one if ``workers`` need more."""
-    try:
-        import resource
-
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        need = _fds_needed(workers)
-        if soft != resource.RLIM_INFINITY and soft < need:
-            target = need if hard == resource.RLIM_INFINITY else min(need, hard)
-            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-    except (ImportError, OSError, ValueError):
-        pass
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = min(_fds_needed(workers), _fd_limit())
+    if soft != resource.RLIM_INFINITY and soft < need:
+        with suppress(OSError, ValueError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
 
 
 def owner_of(fp: int, workers: int) -> int:
@@ -153,8 +142,9 @@ def parallel_bfs(
     """
     if workers < 1:
         raise ValueError(f"workers must be at least 1, not {workers}")
-    if workers > max_workers():
-        raise ValueError(f"workers: at most {max_workers()} on this machine, not {workers}")
+    most = max_workers()
+    if workers > most:
+        raise ValueError(f"workers: at most {most} on this machine, not {workers}")
     if workers == 1:
         return bfs(
             model,
@@ -635,8 +625,8 @@ class _Shard:
                 pending = [(i, inv) for i, inv in pending if i not in hits]
             arrival += 1
 
-        new = moves = 0
-        deferred: list[tuple[int, int, Hashable]] = []
+        new = offered = 0
+        deferred: list[tuple[int, Hashable]] = []  # (parent fingerprint, state)
         # Claims start with those an owner deferred last round, in the order they came.
         claims, self.waiting_claims = self.waiting_claims, [{} for _ in range(n)]
         retry, self.waiting_own = self.waiting_own, []
@@ -648,8 +638,7 @@ class _Shard:
         )
         for origin in (retry, expanded):
             for parent_fp, succ in origin:
-                if origin is expanded:
-                    moves += 1
+                offered += 1
                 fp = hash(succ)  # checker.bfs.fingerprint
                 w = (((fp * golden) >> 32) & 0xFFFFFFFF) % n  # owner_of, inlined
                 if w == index:
@@ -669,6 +658,7 @@ class _Shard:
                         mine[fp] = (parent_fp, succ)
         self.pos = end
         self.waiting_own = deferred
+        moves = offered - len(retry)  # the transitions taken: retried states were counted
 
         for p in self.peers:  # claims: the fingerprints, then their parents
             mine = claims[p]
