@@ -18,7 +18,6 @@ from replcheck.checker.cli.exits import (
 from replcheck.checker.cli.outputs import prepare_out_dir
 from replcheck.checker.suites.catalogue import (
     CATALOGUE,
-    CatalogueError,
     EntryResult,
     load_catalogue,
     run_entry,
@@ -78,10 +77,7 @@ def _line(r: EntryResult) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        entries = load_catalogue(args.file)
-    except CatalogueError as exc:
-        raise UsageError(str(exc)) from None
+    entries = load_catalogue(args.file)
     if args.only:
         known = {e.id for e in entries}
         unknown = [i for i in args.only if i not in known]

@@ -31,7 +31,7 @@ from replcheck.checker.cli.report import (
     to_json,
 )
 from replcheck.invariants import select
-from replcheck.model.kafka.config import MODES, Config, ConfigError, parse_mode
+from replcheck.model.kafka.config import MODES, Config, parse_mode
 from replcheck.model.kafka.releases import COVERED
 from replcheck.traces.itf import trace_to_itf, write_itf
 
@@ -87,10 +87,7 @@ def parse_modes(text: str, option: str = "--modes") -> list[str]:
             raise UsageError(
                 f"{option} {text}: item {k} is empty (give releases or modes, comma-separated)"
             )
-        try:
-            m = parse_mode(m, option)
-        except ConfigError as exc:
-            raise UsageError(str(exc)) from None
+        m = parse_mode(m, option)
         if m not in modes:
             modes.append(m)
     if not modes:

@@ -8,10 +8,10 @@ import re
 import sys
 from pathlib import Path
 
-from replcheck.checker.cli.exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION, UsageError
+from replcheck.checker.cli.exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION
 from replcheck.checker.cli.junit import write_junit
 from replcheck.checker.cli.outputs import check_writable, prepare_out_dir
-from replcheck.checker.suites.gate import GateError, GateOutcome, load_gate, run_check
+from replcheck.checker.suites.gate import GateOutcome, load_gate, run_check
 from replcheck.traces.itf import trace_to_itf, write_itf
 
 NAME = "gate"
@@ -51,10 +51,7 @@ def _save(outcome: GateOutcome, folder: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        checks = load_gate(args.gate_file)
-    except GateError as exc:
-        raise UsageError(str(exc)) from None
+    checks = load_gate(args.gate_file)
     if args.junit:
         check_writable(args.junit, "--junit")
     folder = Path(prepare_out_dir(args.out, "--out")) if args.out else None

@@ -12,8 +12,8 @@ from replcheck.checker.cli.exits import EXIT_OK, EXIT_VIOLATION, UsageError
 from replcheck.checker.cli.outputs import check_writable
 from replcheck.model.kafka.config import MODES, Config
 from replcheck.model.registry import action_params
-from replcheck.traces.itf import TraceError, action_to_itf, encode_state
-from replcheck.traces.load import LoadedTrace, load_trace
+from replcheck.traces.itf import action_to_itf, encode_state
+from replcheck.traces.load import load_trace
 from replcheck.traces.replay import ReplayResult
 from replcheck.traces.text import describe_action, format_plain_trace, format_table, state_changes
 
@@ -60,20 +60,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
 
 
-def load(path: str) -> LoadedTrace:
-    """Load a trace, turning every problem with the file into a one-line UsageError."""
-    try:
-        return load_trace(path)
-    except TraceError as exc:
-        raise UsageError(str(exc)) from None
-
-
 def run(args: argparse.Namespace) -> int:
     if args.html:
         check_writable(args.html, "--html")
     if args.kafka and args.mode:
         raise UsageError("--kafka and --mode: give one of them")
-    trace = load(args.trace)
+    trace = load_trace(args.trace)  # a bad file: TraceError, one line from main
     release = args.kafka or args.mode
     if release and not isinstance(trace.config, Config):
         raise UsageError(f"--kafka: a Kafka model option; this trace is of {trace.config.model}")

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 
-from replcheck.checker.cli.commands.replay import load
 from replcheck.checker.cli.exits import EXIT_OK, EXIT_VIOLATION, UsageError
 from replcheck.checker.cli.outputs import check_writable
 from replcheck.invariants import registry, select
 from replcheck.model.kafka.config import Config
 from replcheck.model.registry import build_model
 from replcheck.traces.itf import trace_to_itf, write_itf
+from replcheck.traces.load import load_trace
 from replcheck.traces.replay import execute, replay_trace
 from replcheck.traces.shrink import shrink
 from replcheck.traces.text import format_plain_trace, format_table
@@ -43,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_writable(args.out, "--out")
-    trace = load(args.trace)
+    trace = load_trace(args.trace)
     invariants = registry(trace.config)
     if args.invariant:
         select([args.invariant], invariants)  # an unknown id is bad input (exit 2)
