@@ -137,12 +137,11 @@ def replay(
     if recorded is not None:
         ids.add(recorded)
     steps = [Step(action, state) for action, state in engine.steps]
-    violations = {
-        inv.id: Violation(inv.id, engine.first_violated[inv.id][1], steps[: at + 1])
-        for inv in registry(loaded.config)
-        if inv.id in ids and inv.id in engine.first_violated
-        for at in [engine.first_violated[inv.id][0]]
-    }
+    violations = {}
+    for inv in registry(loaded.config):  # registry order: the most important first
+        if inv.id in ids and inv.id in engine.first_violated:
+            at, message = engine.first_violated[inv.id]
+            violations[inv.id] = Violation(inv.id, message, steps[: at + 1])
     divergence = engine.divergence
     return ReplayResult(
         loaded.config,
