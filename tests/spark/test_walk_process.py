@@ -65,11 +65,17 @@ def test_ctrl_c_while_spark_starts_leaves_no_jvm(walk_process, delay):
     run = walk_process("--walks", "200000", "--depth", "50", "--master", "local[2]", "--quiet")
     time.sleep(delay)
     run.interrupt()
-    assert run.wait(90) == EXIT_INTERRUPTED, run.stderr()
+    code = run.wait(90)
     err = run.stderr()
     assert_clean(err)
-    (line,) = replcheck_lines(err)  # exactly one line
-    assert line.startswith("replcheck: interrupted"), err
+    if "stopping the walks" in err:
+        # Spark was up before the Ctrl-C (an idle machine starts it in under 7 s): the
+        # walks done are reported, a violation among them exits 1, else 130.
+        assert code in (EXIT_VIOLATION, EXIT_INTERRUPTED), err
+    else:
+        assert code == EXIT_INTERRUPTED, err
+        (line,) = replcheck_lines(err)  # exactly one line
+        assert line.startswith("replcheck: interrupted"), err
     assert run.survivors(settle=3.0) == []
     assert run.tmp_left() == []
 
