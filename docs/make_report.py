@@ -72,7 +72,7 @@ def _changes(previous: str, release: str) -> list[str]:
     return [
         why
         for row in TABLE
-        for first, _value, why in row.changes
+        for first, _value, why, _needs in row.changes
         if applies(first, release)
         and not applies(first, previous)
         and getattr(behaviour(release), row.field) != getattr(behaviour(previous), row.field)

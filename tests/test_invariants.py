@@ -39,6 +39,7 @@ def replica(
         pending=0,
         zk_current=0,
         epoch_start=epoch_start if leading else -1,
+        clean_shutdown=0,
         inflight=(),
         remote_leo=(-1, -1) if leading else (),
         isr=0b11 if leading else 0,

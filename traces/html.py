@@ -241,7 +241,10 @@ def replica_html(i: int, r: Replica, s: State, prev: State | None, step: int, br
     if not r.alive:
         classes.append("down")
         crashed_now = prev is not None and prev.replicas[i].alive
-        note = '<div class="crash-note">&#10005; crashed</div>' if crashed_now else ""
+        stopped = "shut down cleanly" if r.clean_shutdown else "crashed"
+        note = f'<div class="crash-note">&#10005; {stopped}</div>' if crashed_now else ""
+        if prev is not None and not prev.replicas[i].alive and prev.replicas[i].log and not r.log:
+            note = '<div class="crash-note">disk replaced</div>'
         # Short unbreakable pieces, one a line: the column stays narrow and nothing is cut.
         body = (
             f'{note}<div class="role">DOWN</div>{log_html(r, show_hw=False)}'

@@ -27,6 +27,7 @@ from replcheck.model.kafka.state import (
     TRUNCATE_PENDING,
     TRUNCATED,
     State,
+    last_known_elr,
     members,
     record_epoch,
     record_id,
@@ -109,6 +110,7 @@ def state_to_itf(s: State) -> dict[str, Any]:
                 "pending": _set(members(r.pending)),
                 "zk_current": bool(r.zk_current),
                 "epoch_start": big(r.epoch_start),
+                "clean_shutdown": bool(r.clean_shutdown),
                 "inflight": inflight_to_itf(r.inflight),
             }
         )
@@ -120,6 +122,7 @@ def state_to_itf(s: State) -> dict[str, Any]:
             "live": _set(members(s.ctrl_live)),
             "isr_written": bool(s.ctrl_isr_written),
             "elr": _set(members(s.ctrl_elr)),
+            "last_known_elr": _set(members(last_known_elr(s))),
             "alter_requests": [
                 {
                     "sender": big(sender),

@@ -15,6 +15,7 @@ from replcheck.model.kafka.state import (
     TRUNCATE_PENDING,
     Replica,
     State,
+    last_known_elr,
     members,
     record_name,
 )
@@ -56,7 +57,9 @@ def format_plain_trace(steps: Sequence[tuple[Action | None, Any]], config: AnyCo
 
 def describe_replica(i: int, r: Replica) -> str:
     if not r.alive:
-        return f"r{i}: DOWN log=[{' '.join(map(record_name, r.log))}] hw_ckpt={r.hw_checkpoint}"
+        clean = " (clean shutdown)" if r.clean_shutdown else ""
+        log = " ".join(map(record_name, r.log))
+        return f"r{i}: DOWN{clean} log=[{log}] hw_ckpt={r.hw_checkpoint}"
     if r.leader == i:
         role = f"leader e{r.epoch} isr={_set(r.isr)}"
     elif r.leader == NO_LEADER:
@@ -113,13 +116,20 @@ def replica_cell(i: int, r: Replica, s: State) -> str:
     """One replica in one table cell: role/epoch, log, HW and LEO, ISR membership."""
     log = " ".join(map(record_name, r.log))
     if not r.alive:
-        return f"DOWN [{log}] ckpt={r.hw_checkpoint}"
+        clean = " clean" if r.clean_shutdown else ""
+        return f"DOWN{clean} [{log}] ckpt={r.hw_checkpoint}"
     isr = "" if s.ctrl_isr >> i & 1 else " !isr"
     return f"{role(i, r)} e{r.epoch} [{log}] hw={r.hw} leo={len(r.log)}{isr}"
 
 
 def controller_cell(s: State) -> str:
-    return f"{_who(s.ctrl_leader)} e{s.ctrl_epoch} isr{_set(s.ctrl_isr)}"
+    """Leader, epoch and ISR; the ELR and lastKnownElr (KIP-966) when not empty."""
+    cell = f"{_who(s.ctrl_leader)} e{s.ctrl_epoch} isr{_set(s.ctrl_isr)}"
+    if s.ctrl_elr:
+        cell += f" elr{_set(s.ctrl_elr)}"
+    if last_known_elr(s):
+        cell += f" lastKnownElr{_set(last_known_elr(s))}"
+    return cell
 
 
 def _log_change(old: tuple[int, ...], new: tuple[int, ...]) -> str:
@@ -148,6 +158,10 @@ def state_changes(prev: State, s: State) -> list[str]:
         out.append(f"controller sees live {_set(prev.ctrl_live)}->{_set(s.ctrl_live)}")
     if prev.ctrl_elr != s.ctrl_elr:
         out.append(f"controller ELR {_set(prev.ctrl_elr)}->{_set(s.ctrl_elr)}")
+    if last_known_elr(prev) != last_known_elr(s):
+        out.append(
+            f"controller lastKnownElr {_set(last_known_elr(prev))}->{_set(last_known_elr(s))}"
+        )
     for request in s.alter_requests:
         if request not in prev.alter_requests:
             sender, epoch, _ok, isr, _restarted = request
@@ -156,8 +170,14 @@ def state_changes(prev: State, s: State) -> list[str]:
         if a == b:
             continue
         if a.alive and not b.alive:
+            if b.clean_shutdown:
+                out.append(f"r{i} shut down cleanly ({len(b.log)} record(s) flushed)")
+                continue
             lost = f", lost {len(a.log) - len(b.log)} unflushed" if len(b.log) < len(a.log) else ""
             out.append(f"r{i} crashed ({len(b.log)} record(s) on disk{lost})")
+            continue
+        if not a.alive and not b.alive and (a.log or a.hw_checkpoint) and not b.log:
+            out.append(f"r{i}'s disk replaced: log and HW checkpoint gone")
             continue
         if b.alive and not a.alive:
             out.append(f"r{i} restarted with HW {b.hw} from its checkpoint")

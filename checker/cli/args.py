@@ -156,8 +156,34 @@ def add_model_args(p: argparse.ArgumentParser, with_mode: bool = True) -> None:
         "--controller-failover",
         action="store_true",
         default=None,
-        help="the controller may fail over: a replica may miss LeaderAndIsr requests and "
-        "get only the current state",
+        help="a broker may skip partition changes and get only the current state: with "
+        "ZooKeeper, after a controller failover; with KRaft, when its metadata lags and it "
+        "applies several changes as one delta",
+    )
+    g.add_argument(
+        "--clean-shutdown",
+        action="store_true",
+        default=None,
+        help="a broker may also stop cleanly (controlled shutdown: log flushed, HW "
+        "checkpointed); with ELR the controller keeps such a broker in the ELR",
+    )
+    g.add_argument(
+        "--disk-loss",
+        action="store_true",
+        default=None,
+        help="a stopped broker's disk may be replaced: it restarts with an empty log and no "
+        "HW checkpoint",
+    )
+    g.add_argument(
+        "--ibp",
+        metavar="X.Y[-IVn]",
+        help="ZooKeeper mode: the inter.broker.protocol.version the cluster runs at, as "
+        "during an upgrade (default: the release's newest)",
+    )
+    g.add_argument(
+        "--metadata-version",
+        metavar="X.Y[-IVn]",
+        help="KRaft: the metadata.version the cluster runs at (default: the release's newest)",
     )
     g.add_argument(
         "--atomic",
@@ -224,6 +250,10 @@ _KAFKA_ONLY = {
     "unclean": "--unclean",
     "lossy_crash": "--lossy-crash",
     "controller_failover": "--controller-failover",
+    "clean_shutdown": "--clean-shutdown",
+    "disk_loss": "--disk-loss",
+    "ibp": "--ibp",
+    "metadata_version": "--metadata-version",
     "atomic": "--atomic",
     "kraft": "--kraft",
     "elr": "--elr",
@@ -338,6 +368,10 @@ def config_from_args(args: argparse.Namespace, mode: str | None = None) -> Confi
         "unclean_election": args.unclean,
         "lossy_crash": args.lossy_crash,
         "controller_failover": args.controller_failover,
+        "clean_shutdown": args.clean_shutdown,
+        "disk_loss": args.disk_loss,
+        "ibp": args.ibp,
+        "metadata_version": args.metadata_version,
         "atomic": args.atomic,
         "kraft": args.kraft,
         "elr": args.elr,

@@ -145,9 +145,49 @@ class BrokerRules:
         dead = crashed(s.replicas[i], keep)
         return s.replace(crashes=s.crashes + 1, replicas=put(s.replicas, i, dead))
 
+    def _do_shutdown(self, s: State, i: int) -> State:
+        """A clean (controlled) shutdown: the broker flushes its log, writes its HW
+        checkpoint and the clean-shutdown file (ZooKeeper and KRaft:
+        KafkaServer/BrokerServer.shutdown -> ReplicaManager.shutdown
+        (checkpointHighWatermarks) -> LogManager.shutdown (log.flush, then
+        cleanShutdownFileHandler.write(brokerEpoch)), 3.9/4.x).
+
+        Before it stops, the controller moves leadership away and takes it out of the
+        ISR (KafkaController.doControlledShutdown; BrokerHeartbeatManager's
+        CONTROLLED_SHUTDOWN -> ReplicationControlManager.handleBrokerInControlledShutdown):
+        the model lets the controller do that with ``notice_crash``, before (as
+        ``elect``) or after the stop; with ELR a member it removes below min ISR
+        joins the ELR, as for a fenced broker.  What differs from a crash is on disk,
+        and at the next registration (``notice_restart``).
+        """
+        r = s.replicas[i]
+        dead = crashed(r, r.leo).replace(hw_checkpoint=r.hw, clean_shutdown=1)
+        return s.replace(crashes=s.crashes + 1, replicas=put(s.replicas, i, dead))
+
+    def _do_replace_disk(self, s: State, i: int) -> State:
+        """The stopped broker's disk is replaced: it will start with no log, no HW
+        checkpoint, no leader-epoch cache and no clean-shutdown file.
+
+        Nothing in Kafka's protocol detects this (KAFKA-14139's family).  The
+        ZooKeeper controller re-elects such a broker if it is the ISR's last member
+        (Election.offlinePartitionLeaderElection: live and in the ISR).  In KRaft
+        (3.7+, KIP-858) the formatted disk has a new directory id, so the partition
+        names a directory the broker no longer has and it cannot lead
+        (ReplicationControlManager's LeaderAcceptor: hasOnlineDir) until the broker
+        reports the new one (AssignReplicasToDirs); the model lets it lead at once,
+        as it may after that report.  With ELR its registration is unclean.
+        """
+        r = s.replicas[i]
+        empty = r.replace(log=(), hw_checkpoint=0, unwritten_epoch=0, clean_shutdown=0)
+        return s.with_replica(i, empty)
+
     def _do_restart(self, s: State, i: int) -> State:
         """ref § Crash and restart: reload the log and the checkpointed HW.
 
+        After a crash the log was recovered (``crash`` kept what survived); after a
+        clean shutdown it is loaded as it was (LogLoader skips recovery when it finds
+        the clean-shutdown file).  The broker remembers the file's broker epoch for
+        its registration (``clean_shutdown``).
         The HW is clamped to the log end (Partition.getOrCreateReplica:
         ``min(checkpoint, logEndOffset)``).  Truncation to the HW happens when
         the replica is told it is a follower (0.10's makeFollowers), not here.
@@ -292,6 +332,7 @@ def crashed(r: Replica, keep: int) -> Replica:
         pending=0,  # the producer's waiting requests fail with the connection
         zk_current=0,
         epoch_start=-1,
+        clean_shutdown=0,  # a crash writes no clean-shutdown file
         inflight=NOTHING_IN_FLIGHT,  # requests and responses die with the connections
         pending_isr=0,
     )

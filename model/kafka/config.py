@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from replcheck.model.errors import InputError
-from replcheck.model.kafka.releases import MODE_RELEASES, UnknownRelease, behaviour, release_name
+from replcheck.model.kafka.protocol import UnknownVersion, check_range, newest_of, version_name
+from replcheck.model.kafka.releases import (
+    MODE_RELEASES,
+    Behaviour,
+    UnknownRelease,
+    behaviour,
+    release_name,
+)
 
 MODES = tuple(MODE_RELEASES)  # names for releases: hw, kip101, kip279, kip320
 ACKS = {"all": -1, "-1": -1, "1": 1, "0": 0}
@@ -59,14 +66,23 @@ class Config:
     shrink also starts an epoch (controller.py ``_do_alter_isr``, KAFKA-15021): those
     are not held to the bound, since Kafka does not refuse the shrink; the writes
     bound them instead.  ``records`` and ``crashes`` count events in the whole run.
-    ``controller_failover``: the controller may fail over, and the new one sends
-    each broker only its current state, so a replica may miss LeaderAndIsr requests.
+    ``controller_failover``: a broker may skip partition changes and apply only the
+    current state.  With ZooKeeper, a new controller after a failover sends each broker
+    only the current state, so a replica may miss LeaderAndIsr requests.  With KRaft, a
+    broker whose metadata lags applies the changes it fetches as one delta
+    (MetadataLoader publishes a commit's batches together; TopicDelta merges the
+    partition's records), so it sees only the first and the last registration.
     ``mode`` is a Kafka release (``2.1.0``) or a mode name for one (``kip320``).
     ``atomic``: the coarse model, where a fetch or an epoch exchange is one step.
     ``kraft``: the controller is the KRaft quorum (3.3+; the only one from 4.0).
     ``elr``: Eligible Leader Replicas (KIP-966; 4.0 opt-in, on by default from 4.1).
     Both default to what the release does by default (see :func:`make_config`).
     ``broken_rule``: one of :data:`DESIGN_RULES`, broken to show what it prevents.
+    ``clean_shutdown``: a broker may also stop cleanly (controlled shutdown), which the
+    controller of releases with ELR tells from a crash.  ``disk_loss``: a stopped
+    broker's disk may be replaced, so it restarts empty.
+    ``ibp`` (ZooKeeper) / ``metadata_version`` (KRaft): the version the cluster runs
+    at, as during an upgrade (model/kafka/protocol.py); empty: the release's newest.
     """
 
     mode: str = "hw"
@@ -79,10 +95,23 @@ class Config:
     unclean_election: bool = False
     lossy_crash: bool = False
     controller_failover: bool = False
+    clean_shutdown: bool = False
+    disk_loss: bool = False
     atomic: bool = False
     kraft: bool = False
     elr: bool = False
     broken_rule: str = ""
+    ibp: str = ""
+    metadata_version: str = ""
+
+    @property
+    def protocol_version(self) -> str:
+        """The version the cluster runs at: the one given, else the release's newest."""
+        return self.ibp or self.metadata_version or newest_of(behaviour(self.mode).release)
+
+    def rules(self) -> Behaviour:
+        """The release's behaviour at this run's protocol or metadata version."""
+        return behaviour(self.mode, self.protocol_version)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -104,6 +133,10 @@ class Config:
             parts.append("lossy-crash")
         if self.controller_failover:
             parts.append("controller-failover")
+        if self.clean_shutdown:
+            parts.append("clean-shutdown")
+        if self.disk_loss:
+            parts.append("disk-loss")
         if self.atomic:
             parts.append("atomic")
         if self.kraft:
@@ -112,6 +145,10 @@ class Config:
             parts.append("elr")
         if self.broken_rule:
             parts.append(f"broken-rule={self.broken_rule}")
+        if self.ibp:
+            parts.append(f"ibp={self.ibp}")
+        if self.metadata_version:
+            parts.append(f"metadata-version={self.metadata_version}")
         return " ".join(parts)
 
 
@@ -187,13 +224,16 @@ def make_config(values: dict[str, Any], where: str = "") -> Config:
     out["unclean_election"] = _bool("unclean_election", out["unclean_election"], where)
     out["lossy_crash"] = _bool("lossy_crash", out["lossy_crash"], where)
     out["controller_failover"] = _bool("controller_failover", out["controller_failover"], where)
+    out["clean_shutdown"] = _bool("clean_shutdown", out["clean_shutdown"], where)
+    out["disk_loss"] = _bool("disk_loss", out["disk_loss"], where)
     out["atomic"] = _bool("atomic", out["atomic"], where)
     _release_options(out, merged, where)
     return Config(**out)
 
 
 def _release_options(out: dict[str, Any], given: dict[str, Any], where: str) -> None:
-    """``kraft`` and ``elr``: the release's default unless given, and only where it has them."""
+    """``kraft``, the version and ``elr``: the release's default unless given, and only
+    where it has them."""
     b = behaviour(out["mode"])
     name = b.release
     kraft = _bool("kraft", given["kraft"], where) if "kraft" in given else not b.zookeeper_available
@@ -203,13 +243,14 @@ def _release_options(out: dict[str, Any], given: dict[str, Any], where: str) -> 
         )
     if not kraft and not b.zookeeper_available:
         raise ConfigError(f"{where}kraft: Kafka {name} has no ZooKeeper mode (removed in 4.0.0)")
-    if kraft and out["controller_failover"]:
-        raise ConfigError(
-            f"{where}controller_failover: a ZooKeeper controller's failover; with kraft the "
-            "metadata log carries every change to the new active controller"
-        )
+    b = _protocol_version(out, given, kraft, b, where)
     elr = _bool("elr", given["elr"], where) if "elr" in given else b.elr_default
     if elr and not b.elr_available:
+        if behaviour(name).elr_available:
+            raise ConfigError(
+                f"{where}elr: Eligible Leader Replicas need metadata.version 4.0-IV1 or later "
+                f"(got {out['metadata_version']})"
+            )
         raise ConfigError(f"{where}elr: Kafka {name} has no Eligible Leader Replicas (from 4.0.0)")
     out["kraft"], out["elr"] = kraft, elr
     rule = out["broken_rule"]
@@ -222,6 +263,34 @@ def _release_options(out: dict[str, Any], given: dict[str, Any], where: str) -> 
             raise ConfigError(f"{where}broken_rule: Kafka {name} has no {rule} rule to break")
         if DESIGN_RULES[rule].kraft_only and not kraft:
             raise ConfigError(f"{where}broken_rule: {rule} is a KRaft rule (kraft = true, --kraft)")
+
+
+def _protocol_version(
+    out: dict[str, Any], given: dict[str, Any], kraft: bool, b: Behaviour, where: str
+) -> Behaviour:
+    """``ibp`` (ZooKeeper) or ``metadata_version`` (KRaft): checked against the release's
+    range and stored in canonical form; the release's behaviour at that version."""
+    key, other = ("metadata_version", "ibp") if kraft else ("ibp", "metadata_version")
+    if given.get(other):
+        if kraft:
+            why = "a KRaft cluster has a metadata.version instead (metadata_version)"
+        else:
+            why = "a ZooKeeper cluster has an inter.broker.protocol.version instead (ibp)"
+        raise ConfigError(f"{where}{other}: {why}")
+    out[other] = ""
+    value = given.get(key) or ""
+    if not value:
+        out[key] = ""
+        return b
+    if not isinstance(value, str):
+        raise ConfigError(f'{where}{key}: expected a version such as "3.6-IV0" (got {value!r})')
+    try:
+        version = version_name(value, f"{where}{key}")
+        check_range(version, b.release, kraft, f"{where}{key}")
+    except UnknownVersion as exc:
+        raise ConfigError(str(exc)) from None
+    out[key] = version
+    return behaviour(b.release, version)
 
 
 # The largest file replcheck reads: far more than any configuration or trace it writes

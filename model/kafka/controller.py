@@ -18,6 +18,7 @@ from replcheck.model.kafka.state import (
     ALTER_VERSION_OK,
     NO_LEADER,
     State,
+    last_known_leader,
 )
 
 
@@ -84,11 +85,13 @@ class ControllerRules:
         offline partition gets it as leader if it is in the ISR, or through an
         unclean election."""
         live = s.ctrl_live | (1 << i)
-        s = s.with_replica(i, s.replicas[i].replace(epoch=0))
-        if s.ctrl_elr >> i & 1:
-            # Every crash here is an unclean shutdown: the broker registers without a
-            # clean-shutdown record and leaves the ELR
-            # (ReplicationControlManager.handleBrokerUncleanShutdown, 3.8+ with ELR).
+        clean = s.replicas[i].clean_shutdown
+        s = s.with_replica(i, s.replicas[i].replace(epoch=0, clean_shutdown=0))
+        if s.ctrl_elr >> i & 1 and not clean:
+            # A broker back from a crash registers without the clean-shutdown file's
+            # broker epoch and leaves the ELR (ClusterControlManager.registerBroker ->
+            # ReplicationControlManager.handleBrokerUncleanShutdown, 4.0/4.1 with ELR);
+            # lastKnownElr stays as it is.  After a clean shutdown it stays in the ELR.
             s = s.replace(ctrl_elr=s.ctrl_elr & ~(1 << i))
         if s.alter_requests:  # a new registration, a new broker epoch (KIP-903)
             s = s.replace(
@@ -250,12 +253,3 @@ class ControllerRules:
         if r.epoch == 0 or not self._takes_effect(s, s.ctrl_epoch):
             return False
         return r.epoch < s.ctrl_epoch or r.leader == NO_LEADER
-
-
-def last_known_leader(s: State) -> int:
-    """The leader of the latest LeaderAndIsr that named one (PartitionRegistration's
-    lastKnownElr holds it once the ISR is empty)."""
-    for leader, _isr in reversed(s.ctrl_history):
-        if leader != NO_LEADER:
-            return leader
-    return NO_LEADER

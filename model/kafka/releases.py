@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, fields
+from typing import NamedTuple
 
 from replcheck.model.errors import InputError
+from replcheck.model.kafka.protocol import at_least, newest_of
 
 Version = tuple[int, int, int]
 
@@ -159,6 +161,20 @@ def first_text(first: First) -> str:
     return first if isinstance(first, str) else " / ".join(first)
 
 
+class Change(NamedTuple):
+    """A change of one behaviour: from which release(s), to what, and why.
+
+    ``needs``: the inter.broker.protocol.version / metadata.version the change also
+    needs (model/kafka/protocol.py): a release that has it, run at an older version,
+    keeps the behaviour of before.  Empty: no version gate.
+    """
+
+    first: First
+    value: object
+    why: str
+    needs: str = ""
+
+
 @dataclass(frozen=True)
 class Row:
     """One behaviour: its value in the oldest covered release and its changes."""
@@ -166,7 +182,10 @@ class Row:
     field: str
     what: str
     initial: object
-    changes: tuple[tuple[First, object, str], ...]  # (first release(s), new value, citation)
+    changes: tuple[Change, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "changes", tuple(Change(*c) for c in self.changes))
 
 
 TABLE: tuple[Row, ...] = (
@@ -175,14 +194,27 @@ TABLE: tuple[Row, ...] = (
         "how a new follower finds where its log and the leader's agree",
         TRUNCATE_TO_HW,
         (
-            ("0.11.0", EPOCH_ONCE, "KIP-101 (KAFKA-1211): OffsetsForLeaderEpoch, once"),
-            ("2.0.0", EPOCH_LOOP, "KIP-279 (KAFKA-6361): repeat until the epochs agree"),
+            (
+                "0.11.0",
+                EPOCH_ONCE,
+                "KIP-101 (KAFKA-1211): OffsetsForLeaderEpoch, once (from IBP 0.11.0-IV2: "
+                "ReplicaFetcherThread.shouldSendLeaderEpochRequest)",
+                "0.11.0-IV2",
+            ),
+            (
+                "2.0.0",
+                EPOCH_LOOP,
+                "KIP-279 (KAFKA-6361): repeat until the epochs agree (OffsetsForLeaderEpoch "
+                "v1 from IBP 2.0-IV0: ReplicaFetcherThread.offsetForLeaderEpochRequestVersion)",
+                "2.0-IV0",
+            ),
             (
                 "2.8.0",
                 ON_FETCH,
                 "KAFKA-10554 (commit 7ecc3a5): each fetch carries the last fetched epoch; the "
                 "leader answers a divergingEpoch and the follower truncates on it (no "
-                "OffsetsForLeaderEpoch)",
+                "OffsetsForLeaderEpoch; from IBP 2.7-IV1: ApiVersion.isTruncationOnFetchSupported)",
+                "2.7-IV1",
             ),
         ),
     ),
@@ -227,7 +259,15 @@ TABLE: tuple[Row, ...] = (
         "Fetch and OffsetsForLeaderEpoch carry the follower's leader epoch; a leader in "
         "another epoch refuses them",
         False,
-        (("2.1.0", True, "KIP-320 (KAFKA-6880, KAFKA-7395): currentLeaderEpoch"),),
+        (
+            (
+                "2.1.0",
+                True,
+                "KIP-320 (KAFKA-6880, KAFKA-7395): currentLeaderEpoch (in Fetch from IBP 2.1-IV2: "
+                "ReplicaFetcherThread.fetchRequestVersion)",
+                "2.1-IV2",
+            ),
+        ),
     ),
     Row(
         "epoch_answer_checks_epoch",
@@ -267,7 +307,15 @@ TABLE: tuple[Row, ...] = (
         "ISR changes are requests to the controller (AlterIsr, AlterPartition); while one is "
         "pending the leader counts its maximal ISR (committed and proposed) for the HW",
         False,
-        (("2.7.0", True, "KIP-497 (KAFKA-8836): Partition.IsrState, AlterIsrManager"),),
+        (
+            (
+                "2.7.0",
+                True,
+                "KIP-497 (KAFKA-8836): Partition.IsrState, AlterIsrManager (from IBP 2.7-IV2: "
+                "ApiVersion.isAlterIsrSupported; below it the leader writes ZooKeeper)",
+                "2.7-IV2",
+            ),
+        ),
     ),
     Row(
         "diverged_fetch_moves_leader",
@@ -331,7 +379,15 @@ TABLE: tuple[Row, ...] = (
         "KRaft: Fetch carries the follower's broker epoch and AlterPartition the epoch of "
         "each ISR member; the controller refuses a member whose registration changed",
         False,
-        (("3.5.0", True, "KIP-903 (KAFKA-14139): ReplicationControlManager"),),
+        (
+            (
+                "3.5.0",
+                True,
+                "KIP-903 (KAFKA-14139): ReplicationControlManager (Fetch v15 carries the broker "
+                "epoch from metadata.version 3.5-IV1: MetadataVersion.fetchRequestVersion)",
+                "3.5-IV1",
+            ),
+        ),
     ),
     Row(
         "kraft_shrink_bumps_epoch",
@@ -341,7 +397,10 @@ TABLE: tuple[Row, ...] = (
             (
                 "3.6.0",
                 False,
-                "KAFKA-15021: PartitionChangeBuilder, ISR shrink bumps only the partition epoch",
+                "KAFKA-15021: PartitionChangeBuilder, ISR shrink bumps only the partition epoch "
+                "(from metadata.version 3.6-IV0: "
+                "MetadataVersion.isLeaderEpochBumpRequiredOnIsrShrink)",
+                "3.6-IV0",
             ),
         ),
     ),
@@ -362,13 +421,29 @@ TABLE: tuple[Row, ...] = (
         "elr_available",
         "Eligible Leader Replicas can be turned on (eligible.leader.replicas.version=1)",
         False,
-        (("4.0.0", True, "KIP-966: ELR, opt-in"),),
+        (
+            (
+                "4.0.0",
+                True,
+                "KIP-966: ELR, opt-in (eligible.leader.replicas.version=1 needs metadata.version "
+                "4.0-IV1: EligibleLeaderReplicasVersion.ELRV_1)",
+                "4.0-IV1",
+            ),
+        ),
     ),
     Row(
         "elr_default",
         "Eligible Leader Replicas are on unless turned off (new clusters)",
         False,
-        (("4.1.0", True, "KIP-966: ELR on by default for new clusters"),),
+        (
+            (
+                "4.1.0",
+                True,
+                "KIP-966: ELR on by default for new clusters (the default feature level at "
+                "metadata.version 4.1-IV0 and later: Feature.defaultVersion)",
+                "4.1-IV0",
+            ),
+        ),
     ),
 )
 
@@ -421,15 +496,19 @@ def release_name(text: str) -> str:
     raise UnknownRelease(f"Kafka {name} is not a release this model covers ({COVERED})")
 
 
-def behaviour(text: str) -> Behaviour:
-    """The behaviour of the release (or mode name) ``text``."""
+def behaviour(text: str, version: str = "") -> Behaviour:
+    """The behaviour of the release (or mode name) ``text``, run at the protocol or
+    metadata ``version`` (model/kafka/protocol.py; default: the release's newest)."""
     release = release_name(text)
+    version = version or newest_of(release)
     values: dict[str, object] = {"release": release}
     for row in TABLE:
         value = row.initial
-        for first, new, _why in row.changes:
-            if applies(first, release):
-                value = new
+        for change in row.changes:
+            if applies(change.first, release) and (
+                not change.needs or at_least(version, change.needs)
+            ):
+                value = change.value
         values[row.field] = value
     return Behaviour(**values)
 
@@ -443,7 +522,7 @@ def differences(a: str, b: str) -> list[tuple[str, object, object, str]]:
         if va != vb:
             why = "; ".join(
                 c
-                for first, _v, c in row.changes
+                for first, _v, c, _needs in row.changes
                 if applies(first, ba.release) != applies(first, bb.release)
             )
             out.append((row.field, va, vb, why))

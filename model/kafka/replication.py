@@ -24,7 +24,7 @@ from replcheck.model.kafka.config import Config
 from replcheck.model.kafka.controller import ControllerRules
 from replcheck.model.kafka.epochs import whole_exchange
 from replcheck.model.kafka.messages import MessageRules
-from replcheck.model.kafka.releases import ON_FETCH, TRUNCATE_TO_HW, Behaviour, behaviour
+from replcheck.model.kafka.releases import ON_FETCH, TRUNCATE_TO_HW, Behaviour
 from replcheck.model.kafka.state import (
     ALTER_SENDER,
     EPOCH_RESPONSE,
@@ -54,6 +54,8 @@ ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     "alter_isr": ("leader",),
     "checkpoint_hw": ("replica",),
     "crash": ("replica", "keep"),
+    "shutdown": ("replica",),
+    "replace_disk": ("replica",),
     "restart": ("replica",),
     "deliver": ("replica",),
     "deliver_latest": ("replica",),
@@ -77,10 +79,16 @@ ACTION_DOCS: dict[str, str] = {
     "from 2.7 it proposes the change to the controller)",
     "alter_isr": "controller handles a leader's AlterIsr / AlterPartition request and answers",
     "checkpoint_hw": "broker writes its HW to the replication-offset checkpoint file",
-    "crash": "broker process dies, keeping `keep` log entries (fewer on a lossy crash)",
+    "crash": "broker process dies (an unclean shutdown), keeping `keep` log entries (fewer "
+    "on a lossy crash)",
+    "shutdown": "broker shuts down cleanly: log flushed, HW checkpointed, clean-shutdown file "
+    "written (with --clean-shutdown)",
+    "replace_disk": "a stopped broker's disk is replaced: it will restart with an empty log "
+    "and no HW checkpoint (with --disk-loss)",
     "restart": "broker restarts: reloads its log and its checkpointed HW",
     "deliver": "the next LeaderAndIsr request (in epoch order) reaches a replica",
-    "deliver_latest": "after a controller failover, a replica gets only the current state",
+    "deliver_latest": "a replica gets only the current state: after a controller failover "
+    "(ZooKeeper), or as one metadata delta spanning several changes (KRaft)",
     "notice_crash": "controller sees a broker gone: new leader / smaller ISR, epoch bump",
     "notice_restart": "controller sees a broker back (and elects it if the partition is offline)",
     "elect": "controller moves leadership to another live ISR member (preferred election)",
@@ -98,7 +106,7 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
 
     def __init__(self, config: Config):
         self.config = config
-        self.behaviour: Behaviour = behaviour(config.mode)
+        self.behaviour: Behaviour = config.rules()
         self.atomic = config.atomic
         self.n = config.replicas
         self.all_mask = (1 << self.n) - 1
@@ -128,6 +136,7 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                     pending=0,
                     zk_current=1 if leader else 0,
                     epoch_start=0 if leader else -1,
+                    clean_shutdown=0,
                     inflight=NOTHING_IN_FLIGHT,
                     pending_isr=0,
                 )
@@ -163,6 +172,10 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
         skip = MESSAGE_ONLY if self.atomic else COARSE_ONLY
         if not self.config.controller_failover:
             skip = skip | {"deliver_latest"}
+        if not self.config.clean_shutdown:
+            skip = skip | {"shutdown"}
+        if not self.config.disk_loss:
+            skip = skip | {"replace_disk"}
         if b.truncation in (ON_FETCH, TRUNCATE_TO_HW):
             # Only a follower that must truncate by leader epoch asks OffsetsForLeaderEpoch;
             # before KIP-101 a new follower truncates to its HW at once (_make_follower).
@@ -190,6 +203,8 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                 # KIP-380, only once the controller has handled the crash).
                 if not (b.controller_sees_bounces and s.ctrl_live >> i & 1):
                     yield Action("restart", (i,))
+                if cfg.disk_loss and (r.log or r.hw_checkpoint or r.clean_shutdown):
+                    yield Action("replace_disk", (i,))
                 if s.ctrl_live >> i & 1 and self._crash_notice_possible(s, i, can_bump):
                     for new_leader in self._failover_choices(s, i):
                         yield Action("notice_crash", (i, new_leader))
@@ -201,6 +216,8 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                         yield Action("crash", (i, keep))
                 else:
                     yield Action("crash", (i, r.leo))
+                if cfg.clean_shutdown:
+                    yield Action("shutdown", (i,))
             if r.hw_checkpoint != r.hw:
                 yield Action("checkpoint_hw", (i,))
             if not s.ctrl_live >> i & 1:

@@ -69,7 +69,7 @@ def members(mask: int) -> list[int]:
 class Replica(NamedTuple):
     """One replica's state as its broker holds it.
 
-    Durable across a crash: ``log``, ``hw_checkpoint`` and ``unwritten_epoch``
+    Durable across a crash: ``log``, ``hw_checkpoint``, ``unwritten_epoch`` and ``clean_shutdown``
     (the leader-epoch cache lives in the log's record epochs plus this entry).
     Everything else is in memory and reset by a crash.  The fields that name
     other replicas come last, which lets symmetry reduction sort on the rest.
@@ -93,6 +93,11 @@ class Replica(NamedTuple):
     # (Partition.makeLeader); -1 otherwise.  A broker re-made leader of the same epoch
     # after a restart starts the epoch at its LEO then, not at its first record of it.
     epoch_start: int
+    # 1 from a clean (controlled) shutdown until the controller sees the broker register
+    # again: the clean-shutdown file the broker wrote with its broker epoch, which its
+    # registration's previousBrokerEpoch carries (LogManager.shutdown,
+    # ClusterControlManager.registerBroker, 4.0+).  A crash leaves none.
+    clean_shutdown: int
     inflight: tuple  # as follower: the response on its way to it (see NOTHING_IN_FLIGHT)
     remote_leo: tuple[int, ...]  # as leader: each follower's last fetch offset; () otherwise
     isr: int  # as leader: the ISR it believes in (bitmask); 0 otherwise
@@ -159,6 +164,30 @@ def _replace(item: tuple, index: dict[str, int], changes: dict[str, object]):
 
 _REPLICA_INDEX = {name: i for i, name in enumerate(Replica._fields)}
 _STATE_INDEX = {name: i for i, name in enumerate(State._fields)}
+
+
+def last_known_leader(s: State) -> int:
+    """The leader of the latest LeaderAndIsr that named one."""
+    for leader, _isr in reversed(s.ctrl_history):
+        if leader != NO_LEADER:
+            return leader
+    return NO_LEADER
+
+
+def last_known_elr(s: State) -> int:
+    """PartitionRegistration.lastKnownElr (KIP-966), as a bitmask.
+
+    In production Kafka keeps only the last leader there
+    (PartitionChangeBuilder.useLastKnownLeaderInBalancedRecovery, true outside tests):
+    it is set to the leader when the ISR first becomes empty, and cleared when a leader
+    is elected (maybeUpdateLastKnownLeader, 4.0/4.1).  The ISR becomes empty only with
+    ELR and becomes non-empty only through an election, so the field is a function of
+    the state: the last leader while the ISR is empty, else nothing.
+    """
+    if s.ctrl_isr:
+        return 0
+    leader = last_known_leader(s)
+    return 0 if leader == NO_LEADER else 1 << leader
 
 
 def true_leader(state: State) -> int:

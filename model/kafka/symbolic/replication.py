@@ -18,8 +18,8 @@ import z3
 from z3.z3 import _to_expr_ref
 
 from replcheck.model.interface import Action
-from replcheck.model.kafka.config import Config
-from replcheck.model.kafka.releases import ON_FETCH, Behaviour, behaviour
+from replcheck.model.kafka.config import Config, ConfigError
+from replcheck.model.kafka.releases import ON_FETCH, Behaviour
 from replcheck.model.kafka.replication import ACTION_PARAMS, KafkaReplication
 from replcheck.model.kafka.state import (
     EPOCH_RESPONSE,
@@ -41,8 +41,13 @@ class KafkaSymbolic(SymMessages):
     """
 
     def __init__(self, config: Config, sort: str = "bv"):
+        for option in ("clean_shutdown", "disk_loss"):
+            if getattr(config, option):
+                raise ConfigError(
+                    f"{option}: the z3 encoding does not model it yet (check and walk do)"
+                )
         self.config = config
-        self.behaviour: Behaviour = behaviour(config.mode)
+        self.behaviour: Behaviour = config.rules()
         self.atomic = config.atomic
         self.n = config.replicas
         self.ids = range(self.n)

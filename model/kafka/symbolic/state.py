@@ -403,6 +403,8 @@ class Layout:
             record_mask(r.pending, f"r{i}.pending")
             put(bool(r.zk_current))
             number(r.epoch_start)
+            if r.clean_shutdown:
+                raise EncodingError(f"r{i}.clean_shutdown: not in the z3 encoding")
             fl = r.inflight
             if not fl:
                 out.extend((0, 0, 0, 0, 0, 0))
@@ -495,6 +497,7 @@ class Layout:
                     pending=pending,
                     zk_current=int(zk_current),
                     epoch_start=epoch_start,
+                    clean_shutdown=0,
                     inflight=inflight,
                     remote_leo=remote,
                     isr=isr,
