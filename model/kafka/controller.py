@@ -114,12 +114,18 @@ class ControllerRules:
             return self._new_epoch(s, s.ctrl_leader, s.ctrl_isr | 1 << i).replace(ctrl_live=live)
         if offline and s.ctrl_isr >> i & 1:
             return self._new_epoch(s, i, s.ctrl_isr & live).replace(ctrl_live=live)
+        if offline and not s.ctrl_isr and s.ctrl_elr >> i & 1:
+            # KIP-966: with the ISR empty, an unfenced ELR member is a clean choice; it is
+            # the ISR then, and leaves the ELR (PartitionChangeBuilder.isValidNewLeader,
+            # electAnyLeader).  Only a cleanly shut-down broker is still in the ELR here.
+            return self._new_epoch(s, i, 1 << i).replace(ctrl_live=live)
         if offline and self.config.unclean_election:
             return self._new_epoch(s, i, 1 << i).replace(ctrl_live=live)
-        # KIP-966: with ISR and ELR empty, the last known leader is elected as an
-        # unclean recovery, even without unclean.leader.election.enable
-        # (PartitionChangeBuilder.canElectLastKnownLeader, 4.0/4.1).
-        empty = self.config.elr and not s.ctrl_isr and not s.ctrl_elr & live
+        # KIP-966: with ISR and ELR both empty (fenced ELR members count), the last known
+        # leader is elected as an unclean recovery, even without
+        # unclean.leader.election.enable (PartitionChangeBuilder.canElectLastKnownLeader,
+        # 4.0/4.1).
+        empty = self.config.elr and not s.ctrl_isr and not s.ctrl_elr
         if offline and empty and i == last_known_leader(s):
             return self._new_epoch(s, i, 1 << i).replace(ctrl_live=live, ctrl_elr=0)
         return s.replace(ctrl_live=live)

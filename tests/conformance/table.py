@@ -27,6 +27,8 @@ def render_table(cases: list[Case]) -> str:
         shows = case.shows
         if case.missing:
             shows = f"not replayed: the model lacks {case.missing}"
+        elif case.differs:
+            shows = f"**differs**: {case.differs}"
         elif case.before_fix:
             fix = case.before_fix
             shows += f" Before the fix ({fix['release']}): {fix['violates']} violated."

@@ -91,7 +91,7 @@ class SymController(SymBroker):
         empty = z3.And(
             cfg.elr,
             z3.Not(self.some(s.ctrl_isr)),
-            z3.Not(self.some(self.m_and(s.ctrl_elr, live))),
+            z3.Not(self.some(s.ctrl_elr)),
         )
         last = z3.And(offline, empty, self._last_known_leader(s) == i)
         out = self.ite(
