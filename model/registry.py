@@ -12,8 +12,7 @@ from typing import Any
 
 from replcheck.model.interface import Model
 from replcheck.model.kafka.config import Config, make_config
-from replcheck.model.kafka.replication import ACTION_PARAMS as KAFKA_ACTION_PARAMS
-from replcheck.model.kafka.replication import KafkaReplication
+from replcheck.model.kafka.replication import KafkaReplication, config_action_params
 from replcheck.model.tla.config import KAFKA_MODEL, SpecConfig, make_spec_config
 from replcheck.model.tla.spec import ACTION_PARAMS as SPEC_ACTION_PARAMS
 
@@ -34,4 +33,6 @@ def build_model(config: AnyConfig) -> Model:
 
 def action_params(config: AnyConfig) -> dict[str, tuple[str, ...]]:
     """Each action name of the configuration's model with its parameter names."""
-    return SPEC_ACTION_PARAMS if isinstance(config, SpecConfig) else KAFKA_ACTION_PARAMS
+    if isinstance(config, SpecConfig):
+        return SPEC_ACTION_PARAMS
+    return config_action_params(config)

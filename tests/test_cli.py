@@ -54,10 +54,14 @@ def test_json_fields(capsys):
         "unclean_election": False,
         "lossy_crash": False,
         "controller_failover": False,
+        "clean_shutdown": False,
+        "disk_loss": False,
         "atomic": False,
         "kraft": False,
         "elr": False,
         "broken_rule": "",
+        "ibp": "",
+        "metadata_version": "",
     }
     assert doc["invariants"]["hw-le-leo"] == "holds"
     assert doc["violations"]["no-committed-data-loss"]["trace_length"] == 11
@@ -181,8 +185,20 @@ def test_max_states_is_reported_and_is_not_a_pass(capsys):
             "broken_rule: isr-join-by-fetch is a KRaft rule (kraft = true, --kraft)",
         ),
         (
-            ["check", "--kafka", "4.1", "--controller-failover"],
-            "controller_failover: a ZooKeeper controller's failover",
+            ["check", "--kafka", "4.1", "--ibp", "3.9"],
+            "ibp: a KRaft cluster has a metadata.version instead (metadata_version)",
+        ),
+        (
+            ["check", "--kafka", "3.6.0", "--kraft", "--metadata-version", "3.7-IV0"],
+            "metadata_version: Kafka 3.6.0 runs at most 3.6-IV2 (got 3.7-IV0)",
+        ),
+        (
+            ["check", "--kafka", "2.8.0", "--ibp", "2.8-IV7"],
+            "ibp: '2.8-IV7' is not a Kafka version (known: 0.8.0 to 4.1-IV1)",
+        ),
+        (
+            ["check", "--kafka", "4.1.0", "--metadata-version", "3.2"],
+            "metadata_version: Kafka 4.1.0 runs at 3.3-IV3 or later (got 3.2-IV0)",
         ),
         (["check", "--kafka", "1.1.2"], "Kafka 1.1.2 was never released"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),

@@ -352,8 +352,11 @@ def add_limit_args(
     )
 
 
-def config_from_args(args: argparse.Namespace, mode: str | None = None) -> Config:
-    """--config file values, overridden by flags, validated (as the API does it)."""
+def config_from_args(
+    args: argparse.Namespace, mode: str | None = None, version: str = ""
+) -> Config:
+    """--config file values, overridden by flags, validated (as the API does it).
+    ``version``: the IBP or metadata.version to run ``mode`` at (compare's X.Y.Z@V)."""
     kafka, named = getattr(args, "kafka", None), getattr(args, "mode", None)
     if kafka is not None and named is not None:
         raise UsageError("--kafka and --mode: give one of them")
@@ -378,6 +381,9 @@ def config_from_args(args: argparse.Namespace, mode: str | None = None) -> Confi
         "broken_rule": args.break_rule,
     }
     given = {k: v for k, v in flags.items() if v is not None}
+    if version:
+        kraft = options.model_config(args.config, given)
+        given["metadata_version" if getattr(kraft, "kraft", False) else "ibp"] = version
     config = options.model_config(args.config, given)
     if not isinstance(config, Config):  # the file named the spec: its keys need --model
         raise UsageError(

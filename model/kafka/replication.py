@@ -94,6 +94,21 @@ ACTION_DOCS: dict[str, str] = {
     "elect": "controller moves leadership to another live ISR member (preferred election)",
 }
 
+# Actions a run has only with an option on.  A configuration without the option does not
+# name them at all (config_action_params): a swarm walk draws one weight per action name,
+# so its random stream, and every seed quoted in the docs, stays what it was.
+OPTION_ACTIONS: dict[str, str] = {"shutdown": "clean_shutdown", "replace_disk": "disk_loss"}
+
+
+def config_action_params(config: Config) -> dict[str, tuple[str, ...]]:
+    """The action names (with parameter names) of this configuration's model."""
+    return {
+        name: params
+        for name, params in ACTION_PARAMS.items()
+        if name not in OPTION_ACTIONS or getattr(config, OPTION_ACTIONS[name])
+    }
+
+
 COARSE_ONLY = frozenset({"fetch", "truncate"})
 MESSAGE_ONLY = frozenset(
     {"fetch_request", "fetch_response", "epoch_request", "epoch_response", "diverging_truncate"}

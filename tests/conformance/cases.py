@@ -23,6 +23,7 @@ from replcheck.model.kafka.state import (
     NOT_TRUNCATED,
     TRUNCATED,
     State,
+    last_known_elr,
     members,
     record_name,
 )
@@ -111,26 +112,20 @@ def replica_view(s: State, i: int) -> dict[str, Any]:
         "truncation": TRUNCATION_NAMES[r.truncation],
         "epoch_start": r.epoch_start,
         "in_flight": bool(r.inflight),
-        **_extra_replica_fields(r),
+        "clean_shutdown": bool(r.clean_shutdown),
     }
 
 
-def _extra_replica_fields(r: Any) -> dict[str, Any]:
-    return {name: getattr(r, name) for name in ("clean",) if hasattr(r, name)}
-
-
 def controller_view(s: State) -> dict[str, Any]:
-    view = {
+    return {
         "leader": replica_name(s.ctrl_leader),
         "epoch": s.ctrl_epoch,
         "isr": [replica_name(m) for m in members(s.ctrl_isr)],
         "elr": [replica_name(m) for m in members(s.ctrl_elr)],
+        "last_known_elr": [replica_name(m) for m in members(last_known_elr(s))],
         "live": [replica_name(m) for m in members(s.ctrl_live)],
         "alter_requests": len(s.alter_requests),
     }
-    if hasattr(s, "ctrl_last_elr"):
-        view["last_known_elr"] = [replica_name(m) for m in members(s.ctrl_last_elr)]
-    return view
 
 
 def mismatches(model: KafkaReplication, s: State, expect: dict[str, Any]) -> list[str]:

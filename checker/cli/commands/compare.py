@@ -44,13 +44,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         NAME,
         help="check several modes at the same bounds; a table of invariants x modes",
+        epilog="An upgrade path, one column per step (X.Y.Z@V: release X.Y.Z at "
+        "inter.broker.protocol.version / metadata.version V): "
+        "replcheck compare --kafka 2.6.0,2.8.0@2.6,2.8.0@2.7-IV1,2.8.0",
         description="Run check for each mode and print invariants as rows, modes as columns.",
     )
     p.add_argument(
         "--kafka",
         metavar="X.Y.Z,...",
         help="comma-separated Kafka releases to compare, e.g. 0.10.2,2.0.0,2.1.0 "
-        f"(covered: {COVERED})",
+        f"(covered: {COVERED}); X.Y.Z@V runs X.Y.Z at protocol or metadata version V",
     )
     p.add_argument(
         "--modes",
@@ -80,14 +83,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def parse_modes(text: str, option: str = "--modes") -> list[str]:
-    """The modes or releases in the order given, each once (``hw,hw`` is ``hw``)."""
+    """The modes or releases in the order given, each once (``hw,hw`` is ``hw``).
+
+    ``X.Y.Z@V`` is release X.Y.Z run at protocol or metadata version V, as in the middle
+    of an upgrade (the new binary, the old version): ``3.6.0@3.5``.
+    """
     modes: list[str] = []
     for k, m in enumerate((m.strip() for m in text.split(",")), start=1):
         if not m:
             raise UsageError(
                 f"{option} {text}: item {k} is empty (give releases or modes, comma-separated)"
             )
-        m = parse_mode(m, option)
+        release, at, version = m.partition("@")
+        if at and not version.strip():
+            raise UsageError(f"{option} {text}: item {k} has no version after '@'")
+        m = parse_mode(release, option) + (f"@{version.strip()}" if at else "")
         if m not in modes:
             modes.append(m)
     if not modes:
@@ -105,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     if args.markdown and args.json:
         raise UsageError("--markdown and --json: choose one output format")
     invariants = select(args.invariant)
-    configs = {m: config_from_args(args, mode=m) for m in modes}
+    configs = {m: config_from_args(args, *m.split("@")) for m in modes}
     if args.html:
         check_writable(args.html, "--html")
     if args.trace_dir:

@@ -1,0 +1,244 @@
+"""The faults of KRaft-era Kafka (issue 22): metadata applied as one delta, clean and
+unclean shutdown, a replaced disk, and the protocol / metadata version a cluster runs at."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from replcheck.checker.cli.main import main
+from replcheck.invariants.kafka.predicates import no_committed_data_loss
+from replcheck.model import KafkaReplication, make_config
+from replcheck.model.kafka.config import ConfigError
+from replcheck.model.kafka.protocol import UnknownVersion, version_name
+from replcheck.model.kafka.releases import EPOCH_LOOP, ON_FETCH, behaviour
+from replcheck.model.kafka.state import last_known_elr
+from replcheck.traces.load import parse_action
+from replcheck.traces.replay import NotEnabled, execute
+from replcheck.traces.text import state_changes
+from tests.conftest import A
+
+# F2: r0's metadata lags over "leader r2, epoch 2" and "leader r0, epoch 3" (3.4.1+ steps).
+F2_STEPS = [
+    "write(leader=r0)",
+    "fetch_request(follower=r1, leader=r0)",
+    "fetch_response(follower=r1)",
+    "fetch_request(follower=r1, leader=r0)",
+    "elect(leader=r2)",
+    "deliver(replica=r1)",
+    "deliver(replica=r2)",
+    "fetch_request(follower=r1, leader=r2)",
+    "fetch_response(follower=r1)",
+    "crash(replica=r2, keep=0)",
+    "notice_crash(replica=r2, new_leader=r0)",
+    "deliver_latest(replica=r0)",
+    "elect(leader=r1)",
+    "deliver_latest(replica=r1)",
+]
+F2_BOUNDS = dict(replicas=3, records=1, epochs=4, crashes=1, kraft=True)
+
+
+def kafka(**values):
+    return KafkaReplication(make_config(values))
+
+
+@pytest.mark.parametrize("release", ["3.5.0", "3.9.1", "4.1.0"])
+def test_kraft_metadata_delta_loses_a_committed_record(release):
+    """One delta spanning the demotion and the re-election: makeLeader keeps r1's stale
+    offset, the HW passes m1, and r1, elected, lacks it."""
+    model = kafka(kafka=release, controller_failover=True, **F2_BOUNDS)
+    steps = execute(model, [parse_action(text) for text in F2_STEPS])
+    after_delta = steps[12][1]
+    assert after_delta.replicas[0].remote_leo[1] == 1  # kept from epoch 1
+    assert after_delta.replicas[1].leo == 0  # r1 truncated against r2
+    assert after_delta.replicas[0].hw == 1
+    assert no_committed_data_loss(steps[-1][1]) is not None
+
+
+def test_without_the_delta_the_leader_learns_each_epoch():
+    """The same run with every change applied in order: deliver_latest does not exist, and
+    r0 applying epoch 2 first becomes a follower, which forgets the offsets."""
+    model = kafka(kafka="4.1.0", **F2_BOUNDS)
+    with pytest.raises(NotEnabled) as info:
+        execute(model, [parse_action(text) for text in F2_STEPS])
+    assert info.value.action.name == "deliver_latest"
+
+
+def test_kraft_accepts_controller_failover_and_the_check_gives_a_verdict(capsys):
+    code = main(
+        [
+            "check",
+            "--kafka",
+            "4.1.0",
+            "--replicas",
+            "3",
+            "--records",
+            "1",
+            "--epochs",
+            "4",
+            "--controller-failover",
+            "--invariant",
+            "no-committed-data-loss",
+            "--quiet",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "no-committed-data-loss  VIOLATED" in out
+
+
+# ---------------------------------------------------------------- shutdowns
+
+
+def test_clean_shutdown_flushes_checkpoints_and_marks_the_registration():
+    model = kafka(kafka="4.1.0", clean_shutdown=True, records=1)
+    s = execute(
+        model,
+        [A("write", 0), A("fetch_request", 1, 0), A("fetch_response", 1), A("fetch_request", 1, 0)],
+    )[-1][1]
+    assert (s.replicas[0].hw, s.replicas[0].hw_checkpoint) == (1, 0)
+    assert A("shutdown", 0) in set(model.actions(s))
+    down = model.next_state(s, A("shutdown", 0)).replicas[0]
+    assert (down.alive, down.log, down.hw_checkpoint, down.clean_shutdown) == (
+        0,
+        s.replicas[0].log,
+        1,
+        1,
+    )
+    crashed = model.next_state(s, A("crash", 0, 1)).replicas[0]
+    assert (crashed.hw_checkpoint, crashed.clean_shutdown) == (0, 0)
+
+
+def test_shutdown_and_replace_disk_need_their_options():
+    model = kafka(kafka="4.1.0")
+    s = model.init_states()[0]
+    assert "shutdown" not in model.action_kinds()
+    assert "replace_disk" not in model.action_kinds()
+    assert not any(a.name == "shutdown" for a in model.actions(s))
+
+
+def test_a_replaced_disk_restarts_empty_and_the_last_isr_member_is_elected():
+    """D1: ZooKeeper keeps the last ISR member and elects it when it returns, empty."""
+    model = kafka(kafka="3.9.1", kraft=False, records=1, epochs=4, crashes=2, disk_loss=True)
+    steps = execute(
+        model,
+        [
+            A("crash", 1, 0),
+            A("notice_crash", 1, 0),
+            A("deliver", 0),
+            A("write", 0),  # ISR {r0}: committed at once
+            A("crash", 0, 1),
+            A("replace_disk", 0),
+            A("notice_crash", 0, -1),
+            A("restart", 0),
+            A("notice_restart", 0),
+            A("deliver", 0),
+        ],
+    )
+    gone = steps[6][1].replicas[0]
+    assert (gone.log, gone.hw_checkpoint) == ((), 0)
+    assert steps[-1][1].ctrl_leader == 0
+    assert no_committed_data_loss(steps[-1][1]) is not None
+
+
+def test_the_trace_views_show_the_kind_of_stop_and_the_disk():
+    model = kafka(kafka="4.1.0", records=1, crashes=2, clean_shutdown=True, disk_loss=True)
+    s0 = model.init_states()[0]
+    s1 = model.next_state(s0, A("write", 0))
+    s2 = model.next_state(s1, A("shutdown", 1))
+    s3 = model.next_state(s2, A("replace_disk", 1))
+    assert "r1 shut down cleanly (0 record(s) flushed)" in state_changes(s1, s2)
+    assert "r1's disk replaced" not in state_changes(s2, s3)  # it held nothing
+    s4 = model.next_state(s1, A("crash", 0, 1))
+    s5 = model.next_state(s4, A("replace_disk", 0))
+    assert "r0's disk replaced: log and HW checkpoint gone" in state_changes(s4, s5)
+
+
+def test_last_known_elr_is_the_last_leader_while_the_isr_is_empty():
+    model = kafka(kafka="4.1.0", replicas=2, records=0, epochs=4, crashes=2)
+    steps = execute(
+        model,
+        [A("crash", 1, 0), A("notice_crash", 1, 0), A("crash", 0, 0), A("notice_crash", 0, -1)],
+    )
+    assert last_known_elr(steps[2][1]) == 0
+    assert last_known_elr(steps[4][1]) == 0b01
+
+
+def test_the_last_known_leader_waits_while_the_elr_holds_a_fenced_member():
+    """PartitionChangeBuilder.canElectLastKnownLeader needs ISR and ELR empty, fenced ELR
+    members included (4.1.0: testEligibleLeaderReplicas_ElectLastKnownLeaderShouldFail)."""
+    model = kafka(kafka="4.1.0", replicas=3, records=0, epochs=5, crashes=3, min_isr=2)
+    steps = execute(
+        model,
+        [
+            A("crash", 1, 0),
+            A("notice_crash", 1, 0),
+            A("crash", 2, 0),
+            A("notice_crash", 2, 0),  # ISR {r0} < 2: r2 joins the ELR
+            A("crash", 0, 0),
+            A("notice_crash", 0, -1),
+            A("restart", 0),
+            A("notice_restart", 0),  # unclean: r0 leaves the ELR; r2 (fenced) stays
+        ],
+    )
+    last = steps[-1][1]
+    assert (last.ctrl_leader, last.ctrl_isr, last.ctrl_elr) == (-1, 0, 0b100)
+
+
+# ----------------------------------------------------- protocol versions
+
+
+def test_versions_read_as_kafka_reads_them():
+    assert version_name("2.7", "ibp") == "2.7-IV2"
+    assert version_name("3.6-iv0", "x") == "3.6-IV0"
+    assert version_name("0.10.2", "ibp") == "0.10.2-IV0"
+    with pytest.raises(UnknownVersion):
+        version_name("3.6-IV9", "x")
+
+
+def test_the_release_table_reads_the_version():
+    assert behaviour("2.8.0").truncation == ON_FETCH
+    assert behaviour("2.8.0", "2.7-IV0").truncation == EPOCH_LOOP  # KAFKA-10554's gate
+    assert behaviour("2.8.0", "2.7-IV1").alter_isr is False  # AlterIsr from 2.7-IV2
+    assert behaviour("2.8.0", "2.7-IV2").alter_isr is True
+    assert behaviour("3.6.0", "3.5-IV2").kraft_shrink_bumps_epoch  # KAFKA-15021's gate
+    assert not behaviour("3.6.0").kraft_shrink_bumps_epoch
+    assert not behaviour("3.5.0", "3.5-IV0").isr_broker_epochs  # KIP-903's Fetch v15
+    assert not behaviour("4.1.0", "4.0-IV3").elr_default  # ELR on for new clusters only
+
+
+def test_config_keeps_the_version_and_refuses_impossible_pairs():
+    cfg = make_config({"kafka": "2.8.0", "ibp": "2.7"})
+    assert cfg.ibp == "2.7-IV2" and cfg.rules().alter_isr
+    assert not make_config({"kafka": "4.1.0", "metadata_version": "4.0-IV3"}).elr
+    with pytest.raises(ConfigError, match="need metadata.version 4.0-IV1"):
+        make_config({"kafka": "4.1.0", "metadata_version": "4.0-IV0", "elr": True})
+    with pytest.raises(ConfigError, match="runs at most 2.8-IV1"):
+        make_config({"kafka": "2.8.0", "ibp": "3.0"})
+    with pytest.raises(ConfigError, match="a ZooKeeper cluster has an inter.broker"):
+        make_config({"kafka": "3.5.0", "metadata_version": "3.5"})
+
+
+def test_compare_runs_an_upgrade_path(capsys):
+    """2.7.0 -> 2.8.0 binaries at IBP 2.7-IV0 -> IBP 2.7-IV1: KAFKA-13141 (B2) needs
+    truncation on fetch, which a 2.8.0 follower starts only at IBP 2.7-IV1."""
+    path = ["2.7.0", "2.8.0@2.7-IV0", "2.8.0@2.7-IV1"]
+    argv = ["compare", "--kafka", ",".join(path), "--records", "2", "--epochs", "3"]
+    argv += ["--crashes", "0", "--min-isr", "2", "--invariant", "acked-writes-durable"]
+    code = main([*argv, "--json", "--quiet"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["modes"] == path
+    verdicts = [doc["results"][step]["result"] for step in path]
+    assert verdicts == ["holds", "holds", "violated"]
+    assert code == 1
+
+
+def test_prove_refuses_the_options_it_does_not_encode(capsys):
+    code = main(["prove", "--kafka", "4.1.0", "--clean-shutdown", "--depth", "1"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert err == [
+        "replcheck: error: clean_shutdown: the z3 encoding does not model it yet "
+        "(check and walk do)"
+    ]
