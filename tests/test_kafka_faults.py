@@ -65,6 +65,7 @@ def test_without_the_delta_the_leader_learns_each_epoch():
     assert info.value.action.name == "deliver_latest"
 
 
+@pytest.mark.slow  # BFS to the first violation: about 6M states, 4 minutes on 2 cores
 def test_kraft_accepts_controller_failover_and_the_check_gives_a_verdict(capsys):
     code = main(
         [
