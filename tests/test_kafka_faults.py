@@ -243,3 +243,13 @@ def test_prove_refuses_the_options_it_does_not_encode(capsys):
         "replcheck: error: clean_shutdown: the z3 encoding does not model it yet "
         "(check and walk do)"
     ]
+
+
+def test_a_trace_with_an_option_only_action_names_the_option(tmp_path, capsys):
+    trace = tmp_path / "t.toml"
+    trace.write_text('config = { kafka = "4.1.0" }\nactions = ["shutdown(replica=r0)"]\n')
+    assert main(["replay", str(trace)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(
+        "needs the option clean_shutdown = true in the configuration (--clean-shutdown)"
+    )

@@ -17,7 +17,7 @@ from typing import Any
 from replcheck.model.errors import InputError
 from replcheck.model.interface import Action
 from replcheck.model.kafka.config import Config, read_text
-from replcheck.model.kafka.replication import ACTION_PARAMS
+from replcheck.model.kafka.replication import ACTION_PARAMS, OPTION_ACTIONS
 from replcheck.model.kafka.state import (
     DIVERGING,
     FETCH_RESPONSE,
@@ -372,6 +372,12 @@ def make_action(
     """An Action from its name and parameters (by name, or in order), checked against the
     model's ``params`` (the Kafka model's unless told)."""
     if name not in params:
+        if name in OPTION_ACTIONS and name in ACTION_PARAMS:
+            option = OPTION_ACTIONS[name]
+            raise TraceError(
+                f"{where}: action {name!r} needs the option {option} = true in the "
+                f"configuration (--{option.replace('_', '-')})"
+            )
         known = ", ".join(params)
         raise TraceError(f"{where}: unknown action {clip(name)} (known: {known})")
     names = params[name]
