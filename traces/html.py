@@ -27,7 +27,7 @@ from replcheck.model.kafka.state import (
     record_name,
 )
 from replcheck.traces.replay import ReplayResult
-from replcheck.traces.text import controller_cell, describe_action, state_changes
+from replcheck.traces.text import controller_cell, describe_action, disk_replaced, state_changes
 
 EPOCH_COLOURS = ["#9e9e9e", "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#edc948", "#76b7b2"]
 
@@ -243,7 +243,7 @@ def replica_html(i: int, r: Replica, s: State, prev: State | None, step: int, br
         crashed_now = prev is not None and prev.replicas[i].alive
         stopped = "shut down cleanly" if r.clean_shutdown else "crashed"
         note = f'<div class="crash-note">&#10005; {stopped}</div>' if crashed_now else ""
-        if prev is not None and not prev.replicas[i].alive and prev.replicas[i].log and not r.log:
+        if prev is not None and disk_replaced(prev.replicas[i], r):
             note = '<div class="crash-note">disk replaced</div>'
         # Short unbreakable pieces, one a line: the column stays narrow and nothing is cut.
         body = (

@@ -132,6 +132,11 @@ def controller_cell(s: State) -> str:
     return cell
 
 
+def disk_replaced(prev: Replica, r: Replica) -> bool:
+    """Whether a stopped replica lost its disk between two states (``replace_disk``)."""
+    return not prev.alive and not r.alive and bool(prev.log or prev.hw_checkpoint) and not r.log
+
+
 def _log_change(old: tuple[int, ...], new: tuple[int, ...]) -> str:
     keep = 0
     while keep < min(len(old), len(new)) and old[keep] == new[keep]:
@@ -176,7 +181,7 @@ def state_changes(prev: State, s: State) -> list[str]:
             lost = f", lost {len(a.log) - len(b.log)} unflushed" if len(b.log) < len(a.log) else ""
             out.append(f"r{i} crashed ({len(b.log)} record(s) on disk{lost})")
             continue
-        if not a.alive and not b.alive and (a.log or a.hw_checkpoint) and not b.log:
+        if disk_replaced(a, b):
             out.append(f"r{i}'s disk replaced: log and HW checkpoint gone")
             continue
         if b.alive and not a.alive:

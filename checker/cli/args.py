@@ -381,9 +381,9 @@ def config_from_args(
         "broken_rule": args.break_rule,
     }
     given = {k: v for k, v in flags.items() if v is not None}
-    if version:
-        kraft = options.model_config(args.config, given)
-        given["metadata_version" if getattr(kraft, "kraft", False) else "ibp"] = version
+    if version:  # an IBP in ZooKeeper mode, a metadata.version in KRaft: which one applies
+        at_newest = options.model_config(args.config, given)
+        given["metadata_version" if getattr(at_newest, "kraft", False) else "ibp"] = version
     config = options.model_config(args.config, given)
     if not isinstance(config, Config):  # the file named the spec: its keys need --model
         raise UsageError(

@@ -107,7 +107,7 @@ class Config:
     @property
     def protocol_version(self) -> str:
         """The version the cluster runs at: the one given, else the release's newest."""
-        return self.ibp or self.metadata_version or newest_of(behaviour(self.mode).release)
+        return self.ibp or self.metadata_version or newest_of(release_name(self.mode))
 
     def rules(self) -> Behaviour:
         """The release's behaviour at this run's protocol or metadata version."""

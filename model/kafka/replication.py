@@ -187,10 +187,9 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
         skip = MESSAGE_ONLY if self.atomic else COARSE_ONLY
         if not self.config.controller_failover:
             skip = skip | {"deliver_latest"}
-        if not self.config.clean_shutdown:
-            skip = skip | {"shutdown"}
-        if not self.config.disk_loss:
-            skip = skip | {"replace_disk"}
+        skip = skip | {
+            a for a, option in OPTION_ACTIONS.items() if not getattr(self.config, option)
+        }
         if b.truncation in (ON_FETCH, TRUNCATE_TO_HW):
             # Only a follower that must truncate by leader epoch asks OffsetsForLeaderEpoch;
             # before KIP-101 a new follower truncates to its HW at once (_make_follower).
