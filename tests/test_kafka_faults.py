@@ -253,3 +253,12 @@ def test_a_trace_with_an_option_only_action_names_the_option(tmp_path, capsys):
     assert err.endswith(
         "needs the option clean_shutdown = true in the configuration (--clean-shutdown)"
     )
+
+
+def test_a_bad_version_in_compare_names_its_column(capsys):
+    assert main(["compare", "--kafka", "2.7.0,2.8.0@2.9"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "replcheck: error: --kafka 2.8.0@2.9: ibp: '2.9' is not a Kafka version "
+        "(known: 0.8.0 to 4.1-IV1)"
+    )

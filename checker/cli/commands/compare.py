@@ -31,7 +31,7 @@ from replcheck.checker.cli.report import (
     to_json,
 )
 from replcheck.invariants import select
-from replcheck.model.kafka.config import MODES, Config, parse_mode
+from replcheck.model.kafka.config import MODES, Config, ConfigError, parse_mode
 from replcheck.model.kafka.releases import COVERED
 from replcheck.traces.itf import trace_to_itf, write_itf
 
@@ -105,6 +105,16 @@ def parse_modes(text: str, option: str = "--modes") -> list[str]:
     return modes
 
 
+def _config(args: argparse.Namespace, column: str) -> Config:
+    """One column's configuration; a bad version names the column it came from."""
+    if "@" not in column:
+        return config_from_args(args, mode=column)
+    try:
+        return config_from_args(args, *column.split("@"))
+    except ConfigError as exc:
+        raise UsageError(f"--kafka {column}: {exc}") from None
+
+
 def run(args: argparse.Namespace) -> int:
     if args.kafka and args.modes:
         raise UsageError("--kafka and --modes: give one of them")
@@ -115,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     if args.markdown and args.json:
         raise UsageError("--markdown and --json: choose one output format")
     invariants = select(args.invariant)
-    configs = {m: config_from_args(args, *m.split("@")) for m in modes}
+    configs = {m: _config(args, m) for m in modes}
     if args.html:
         check_writable(args.html, "--html")
     if args.trace_dir:
