@@ -21,6 +21,7 @@ from replcheck.model.registry import AnyConfig
 from replcheck.traces.itf import trace_to_itf, write_itf
 
 if TYPE_CHECKING:  # z3 and the walk engine load only when a proof or a walk runs
+    from replcheck.checker.pdr import PdrResult
     from replcheck.checker.prove import BmcResult, InductionResult
     from replcheck.checker.walk import Counterexample, Summary
 
@@ -86,12 +87,13 @@ class CheckResult(SearchResult, _Counterexamples):
 
 @dataclass
 class ProveResult(_Counterexamples):
-    """z3 (:func:`replcheck.prove`): bounded model checking (``method`` ``bmc``) or
-    k-induction (``k-induction``).
+    """z3 (:func:`replcheck.prove`): bounded model checking (``method`` ``bmc``),
+    k-induction (``k-induction``) or IC3/PDR (``pdr``).
 
     ``holds``: BMC cleared every depth up to the bound with no violation, or
     k-induction proved the invariants for every depth.  ``depth``: BMC's cleared depth
-    (every execution of at most that many steps is safe), or the k of the induction.
+    (every execution of at most that many steps is safe), the k of the induction, or
+    PDR's frames.
     ``engine`` is the engine's own result (k-induction's counterexample to induction,
     BMC's per-depth times).  ``distinct_states`` is None: a proof counts no states.
     """
@@ -103,7 +105,7 @@ class ProveResult(_Counterexamples):
     seconds: float
     invariants: tuple[str, ...]
     violations: dict[str, Violation]
-    engine: BmcResult | InductionResult
+    engine: BmcResult | InductionResult | PdrResult
     distinct_states: None = None
 
     @property

@@ -198,12 +198,14 @@ def prove(
     invariants: str | Iterable[str] | None = None,
     depth: int = DEFAULT_PROVE_DEPTH,
     induction: bool = False,
+    pdr: bool = False,
     lemmas: str | Iterable[str] | None = None,
     timeout: float | None = None,
     workers: int | None = None,
     on_depth: Callable[..., None] | None = None,
     on_step: Callable[..., None] | None = None,
     on_action: Callable[..., None] | None = None,
+    on_frame: Callable[..., None] | None = None,
     **model_options: Any,
 ) -> ProveResult:
     """Symbolic checking with z3 (the Kafka model).
@@ -215,7 +217,13 @@ def prove(
     ``workers`` share its step (default: the machine's cores).  ``timeout`` (seconds)
     stops either with the depth reached.  ``on_depth``, ``on_step`` and ``on_action``
     receive the engine's progress (see ``checker.prove``).
+
+    ``pdr=True``: a proof for every depth by IC3/PDR (``checker.pdr``), which finds its
+    own strengthening; the ``lemmas`` (default: every lemma) and the invariants not
+    checked are offered as seeds, used only where PDR proves them.  A counterexample
+    is confirmed, and shortened, by BMC.  ``on_frame(k, clauses, seconds)`` follows it.
     """
+    from replcheck.checker.pdr import pdr as run_pdr
     from replcheck.checker.prove import bmc, k_induction
     from replcheck.model.kafka.replication import KafkaReplication
     from replcheck.model.kafka.symbolic.replication import KafkaSymbolic
@@ -226,13 +234,31 @@ def prove(
     chosen = [inv.id for inv in invariants_of(cfg, invariants)]
     steps = positive_int(depth, "depth", optional=False)
     time_limit = seconds(timeout, "timeout")
-    if not isinstance(induction, bool):
-        raise InputError(f"induction: expected True or False (got {induction!r})")
-    if lemmas is not None and not induction:
-        raise InputError("lemmas: only with induction=True")
+    for name, flag in (("induction", induction), ("pdr", pdr)):
+        if not isinstance(flag, bool):
+            raise InputError(f"{name}: expected True or False (got {flag!r})")
+    if induction and pdr:
+        raise InputError("induction and pdr: choose one proof method")
+    if lemmas is not None and not (induction or pdr):
+        raise InputError("lemmas: only with induction=True or pdr=True")
     count = _workers(workers) if induction else 1
     symbolic = KafkaSymbolic(cfg)
     explicit = KafkaReplication(cfg)
+    if pdr:
+        wanted = properties(symbolic, chosen)
+        others = [p for p in properties(symbolic, ["all"]) if p.id not in chosen]
+        found = run_pdr(
+            explicit,
+            symbolic,
+            wanted,
+            seeds=[*strengthening(symbolic, lemmas), *others],
+            time_limit=time_limit,
+            on_frame=on_frame,
+        )
+        violations = {} if found.violation is None else {found.violation.invariant: found.violation}
+        return ProveResult(
+            cfg, "pdr", found.status, found.frames, found.seconds, tuple(chosen), violations, found
+        )
     if induction:
         result = k_induction(
             explicit,

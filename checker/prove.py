@@ -134,21 +134,12 @@ class _Unrolling:
         return s
 
     def _transition(self, s: object, t: object) -> z3.BoolRef:
-        m = self.model
-        step = len(self.choices)
-        chosen = [z3.Bool(f"{self.tag}do{step}_{i}") for i in range(len(self.instances))]
+        chosen = [
+            z3.Bool(f"{self.tag}do{len(self.choices)}_{i}") for i in range(len(self.instances))
+        ]
         self.choices.append(chosen)
-        before = m.variables(s)
-        effects = [m.variables(m.effect(s, a)) for a in self.instances]
-        parts = [z3.PbEq([(c, 1) for c in chosen], 1)]
-        parts += [z3.Implies(c, m.guard(s, a)) for c, a in zip(chosen, self.instances, strict=True)]
-        for j, (old, new) in enumerate(zip(before, m.variables(t), strict=True)):
-            value = old
-            for c, effect in zip(reversed(chosen), reversed(effects), strict=True):
-                if not effect[j].eq(old):
-                    value = z3.If(c, effect[j], value)
-            parts.append(new == value)
-        return z3.And(parts)
+        one, guards, updates = step_parts(self.model, self.instances, s, t, chosen)
+        return z3.And([one, *guards, *updates])
 
     def actions(self, solution: z3.ModelRef) -> list[Action]:
         out = []
@@ -156,6 +147,27 @@ class _Unrolling:
             picked = [i for i, c in enumerate(chosen) if z3.is_true(solution.eval(c))]
             out.append(self.instances[picked[0]])
         return out
+
+
+def step_parts(
+    model: SymbolicModel, instances: Sequence[Action], s: object, t: object, chosen: list
+) -> tuple[z3.BoolRef, list[z3.BoolRef], list[z3.BoolRef]]:
+    """One step from ``s`` to ``t`` as a function of the choice: exactly one of
+    ``chosen`` (a Bool per instance) is true, the chosen instance's guard holds, and
+    each variable of ``t`` is an if-then-else over the instances that change it.
+    Returned apart, so that an engine can leave the guards out (PDR's lifting)."""
+    before = model.variables(s)
+    effects = [model.variables(model.effect(s, a)) for a in instances]
+    one = z3.PbEq([(c, 1) for c in chosen], 1)
+    guards = [z3.Implies(c, model.guard(s, a)) for c, a in zip(chosen, instances, strict=True)]
+    updates = []
+    for j, (old, new) in enumerate(zip(before, model.variables(t), strict=True)):
+        value = old
+        for c, effect in zip(reversed(chosen), reversed(effects), strict=True):
+            if not effect[j].eq(old):
+                value = z3.If(c, effect[j], value)
+        updates.append(new == value)
+    return one, guards, updates
 
 
 def _solver(model: SymbolicModel) -> z3.Solver:

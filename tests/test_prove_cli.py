@@ -54,7 +54,9 @@ def test_induction_without_lemmas_shows_a_cti(capsys):
     ("argv", "message"),
     [
         (["--depth", "0"], "--depth"),
-        (["--lemma", "records-unique"], "--lemma: only with --induction"),
+        (["--lemma", "records-unique"], "--lemma: only with --induction or --pdr"),
+        (["--pdr", "--induction"], "choose one proof method"),
+        (["--pdr", "--lemma", "no-such"], "unknown lemma"),
         (["--induction", "--lemma", "no-such"], "unknown lemma"),
         (["--invariant", "no-such"], "unknown invariant"),
         (["--model", "tla-kip320"], "unrecognized arguments"),
@@ -91,10 +93,56 @@ def test_ctrl_c_stops_the_induction_step_and_its_workers():
 
 def test_a_long_induction_step_shows_progress(capsys, monkeypatch):
     monkeypatch.setattr(prove_command, "PROGRESS_EVERY", 0.0)
-    _on_depth, on_step, on_action = prove_command._progress(quiet=False)
+    _on_depth, on_step, on_action, _on_frame = prove_command._progress(quiet=False)
     on_step("base", 1, 0.1)
     on_action(1, 3, 60)
     on_action(1, 60, 60)  # the step's own line follows: no progress line for the last
     err = capsys.readouterr().err
     assert "induction step at k=1: 3 of 60 actions refuted (0 s)" in err
     assert "60 of 60" not in err
+
+
+TINY = ["--kafka", "2.1.0", "--records", "1", "--epochs", "2", "--quiet"]
+
+
+def test_pdr_proves_hw_le_leo_and_prints_its_invariant(capsys):
+    code, out, err = run(capsys, "prove", *TINY, "--pdr", "--invariant", "hw-le-leo")
+    assert code == 0 and "result: proved" in out and not err
+    assert "Inductive invariant (checked again by a fresh solver)" in out
+    # Its clauses are over the trace view's names: hw and log length of a replica.
+    clauses = [line.strip() for line in out.splitlines() if line.startswith("  not (")]
+    assert clauses and all(".hw" in c or ".log_len" in c for c in clauses)
+    code, out, _ = run(capsys, "prove", *TINY, "--pdr", "--invariant", "hw-le-leo", "--json")
+    doc = json.loads(out)
+    assert doc["engine"] == "pdr" and doc["status"] == "proved"
+    assert doc["inductive_invariant"]["clauses"] == clauses
+
+
+def test_pdr_agrees_with_check_on_a_violation_and_bmc_shortens_it(capsys, tmp_path):
+    """The unclean election loses a committed record; PDR finds it, BMC confirms it at
+    the depth BFS reports, and the trace replays."""
+    trace = tmp_path / "pdr.itf.json"
+    argv = [*SMALL, "--invariant", "no-committed-data-loss"]
+    code, out, _ = run(capsys, "prove", *argv, "--pdr", "--json", "--trace-out", str(trace))
+    doc = json.loads(out)
+    assert code == 1 and doc["status"] == "violated"
+    assert doc["violation"]["pdr_depth"] >= doc["violation"]["depth"]
+    code, out, _ = run(capsys, "check", *argv, "--json")
+    bfs_depth = json.loads(out)["trace_length"] - 1
+    assert doc["violation"]["depth"] == bfs_depth
+    code, out, _ = run(capsys, "replay", str(trace))
+    assert code == 0 and "no-committed-data-loss" in out
+
+
+def test_pdr_shows_progress_per_frame(capsys):
+    argv = [a for a in TINY if a != "--quiet"]
+    code, _, err = run(capsys, "prove", *argv, "--pdr", "--invariant", "hw-le-leo")
+    assert code == 0 and "pdr: frame 1 done" in err
+
+
+def test_ctrl_c_stops_pdr_with_the_frame_reached():
+    argv = ["prove", "--kafka", "4.1.0", "--pdr", "--json"]
+    code, out, err = interrupt_replcheck(argv, 6.0)
+    doc = json.loads(out)
+    assert code == 130 and doc["status"] == "interrupted" and doc["frames"] >= 1, err
+    assert "Traceback" not in err

@@ -26,6 +26,7 @@ from replcheck.checker.cli.exits import (
     UsageError,
 )
 from replcheck.checker.cli.outputs import check_writable
+from replcheck.checker.pdr import PdrResult
 from replcheck.checker.prove import (
     BmcResult,
     DepthReport,
@@ -52,7 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "clear depth holds for every interleaving, at bounds BFS cannot exhaust.  Each "
         "counterexample is replayed through the explicit model before it is shown.  With "
         "--induction it tries to prove the invariants for every depth by k-induction, "
-        "with the model's strengthening lemmas (list them with --list-lemmas).  Without "
+        "with the model's strengthening lemmas (list them with --list-lemmas); with --pdr "
+        "by IC3/PDR, which finds its own strengthening.  Without "
         "options it finds the seeds' hw loss on 2 replicas, at the depth check reports.",
     )
     add_model_args(p)
@@ -72,11 +74,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="prove the invariants for every depth (k-induction, k = 1 .. --depth)",
     )
     g.add_argument(
+        "--pdr",
+        action="store_true",
+        help="prove the invariants for every depth by IC3/PDR, which finds the "
+        "strengthening itself and prints it as clauses; a counterexample is confirmed "
+        "and shortened by BMC",
+    )
+    g.add_argument(
         "--lemma",
         action="append",
         metavar="ID",
         help="with --induction: strengthen with this lemma (repeatable; default: every "
-        "lemma; 'none': no lemma).  Each lemma used is proved too",
+        "lemma; 'none': no lemma).  Each lemma used is proved too.  With --pdr: the "
+        "lemmas offered as seeds (default: every lemma), used only where PDR proves them",
     )
     g.add_argument("--list-lemmas", action="store_true", help="print the model's lemmas and exit")
     add_workers_arg(
@@ -131,7 +141,15 @@ def _progress(quiet: bool):
                 flush=True,
             )
 
-    return depth, step, action
+    def frame(k: int, clauses: int, seconds: float) -> None:
+        if not quiet:
+            print(
+                f"pdr: frame {k} done, {clauses} clauses learned ({seconds:.0f} s)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    return depth, step, action, frame
 
 
 def run(args: argparse.Namespace) -> int:
@@ -140,23 +158,29 @@ def run(args: argparse.Namespace) -> int:
             print(f"{lem.id}: {lem.doc}")
         return EXIT_OK
     config = config_from_args(args)
-    if args.lemma and not args.induction:
-        raise UsageError("--lemma: only with --induction")
+    if args.induction and args.pdr:
+        raise UsageError("--induction and --pdr: choose one proof method")
+    if args.lemma and not (args.induction or args.pdr):
+        raise UsageError("--lemma: only with --induction or --pdr")
     if args.trace_out:
         check_writable(args.trace_out, "--trace-out")
-    on_depth, on_step, on_action = _progress(args.quiet)
+    on_depth, on_step, on_action, on_frame = _progress(args.quiet)
     result = replcheck.prove(
         config,
         invariants=args.invariant,
         depth=args.depth,
         induction=args.induction,
+        pdr=args.pdr,
         lemmas=args.lemma,
         timeout=args.timeout,
         workers=args.workers,
         on_depth=on_depth,
         on_step=on_step,
         on_action=on_action,
+        on_frame=on_frame,
     )
+    if args.pdr:
+        return _report_pdr(config, result.engine, args)
     if args.induction:
         return _report_induction(config, result.engine, args)
     return _report_bmc(config, result.engine, list(result.invariants), args)
@@ -305,6 +329,75 @@ def _report_induction(config: Config, result: InductionResult, args: Any) -> int
             )
     else:
         print(f"stopped ({result.status}) at k={result.k} after {result.seconds:.1f} s")
+    print()
+    print(f"result: {result.status}")
+    return code
+
+
+def _report_pdr(config: Config, result: PdrResult, args: Any) -> int:
+    if result.violation is not None:
+        _write_trace(config, result.violation, args.trace_out)
+    code = {
+        "proved": EXIT_OK,
+        "violated": EXIT_VIOLATION,
+        "interrupted": EXIT_INTERRUPTED,
+    }.get(result.status, EXIT_INCOMPLETE)
+    if args.json:
+        doc = {
+            "engine": "pdr",
+            "status": result.status,
+            "frames": result.frames,
+            "seconds": round(result.seconds, 3),
+            "queries": result.queries,
+            "config": config.to_dict(),
+            "invariants": list(result.properties),
+            "inductive_invariant": {
+                "clauses": result.invariant,
+                "lemmas": result.seeds_used,
+            }
+            if result.status == "proved"
+            else None,
+            "violation": None
+            if result.violation is None
+            else {
+                "invariant": result.violation.invariant,
+                "depth": result.violation.length - 1,
+                "pdr_depth": result.pdr_length - 1,
+                "message": result.violation.message,
+            },
+            "trace_file": args.trace_out if result.violation else None,
+        }
+        print(json.dumps(doc, indent=2))
+        return code
+    print(f"replcheck prove --pdr: {config.describe()}")
+    print(f"invariants: {', '.join(result.properties)}")
+    print()
+    if result.status == "proved":
+        print(
+            f"proved for all depths at these bounds: IC3/PDR converged at frame "
+            f"{result.frames} ({result.seconds:.1f} s, {result.queries} SAT queries)."
+        )
+        print(
+            "Inductive invariant (checked again by a fresh solver): the invariants above, "
+            f"{len(result.seeds_used)} lemmas and {len(result.invariant)} clauses"
+        )
+        if result.seeds_used:
+            print(f"lemmas: {', '.join(result.seeds_used)}")
+        for clause in result.invariant:
+            print(f"  {clause}")
+    elif result.status == "violated" and result.violation is not None:
+        print(
+            f"PDR found a counterexample of {result.pdr_length - 1} steps; BMC from the "
+            f"initial states confirms it, shortest at {result.violation.length - 1} steps."
+        )
+        _show(result.violation)
+        if args.trace_out:
+            print(f"trace written to {args.trace_out} (ITF JSON)")
+    else:
+        print(
+            f"stopped ({result.status}) at frame {result.frames} after {result.seconds:.1f} s "
+            f"({result.clauses_learned} clauses learned)"
+        )
     print()
     print(f"result: {result.status}")
     return code
