@@ -37,7 +37,7 @@ ROWS = {
 
 
 def _prove(flags: list[str], invariants: list[str] | None, method: str, limit: int) -> str:
-    cmd = [sys.executable, "-m", "replcheck.checker.cli.launch", "prove", *flags, "--json"]
+    cmd = [sys.executable, "-m", "replcheck", "prove", *flags, "--json"]
     cmd += ["--timeout", str(limit)]
     for inv in invariants or []:
         cmd += ["--invariant", inv]

@@ -56,6 +56,10 @@ from replcheck.checker.prove import (
 from replcheck.model.interface import Action, Model, SymbolicModel
 
 Cube = tuple[int, ...]  # sorted literals: +(b+1) bit b is 1, -(b+1) bit b is 0
+# Counterexamples to generalisation blocked per literal tried, and how deep (Hassan,
+# Bradley and Somenzi's maxCTGs = 3 and maxDepth = 1).
+MAX_CTGS = 3
+MAX_CTG_DEPTH = 1
 
 
 @dataclass
@@ -221,6 +225,7 @@ class _Pdr:
         self.init_solver.add(*self.x.definitions, m.init(self.x.state), m.domain(self.x.state))
         self.init_cube = self._single_init()
         self.domain_values: dict[int, list[int]] = {}
+        self.solution: z3.ModelRef | None = None  # the last relative query's predecessor
 
     # ------------------------------------------------------------------ queries
 
@@ -370,28 +375,27 @@ class _Pdr:
 
     def _relative(self, cube: Cube, level: int) -> tuple[bool, Cube]:
         """Is not-``cube`` inductive relative to F_{level-1}?  When it is: the part of
-        ``cube`` the proof used (from the unsat core)."""
+        ``cube`` the proof used (from the unsat core); when not: the predecessor's full
+        cube (its solution kept in ``self.solution``)."""
         not_cube = self._temporary(self.solver, self.x.clause(cube))
         primed = self.y.literals(cube)
         answer = self._ask(self.solver, [*self._frame(level - 1), not_cube, *primed])
-        self.solver.add(z3.Not(not_cube))
         if answer == z3.sat:
-            return False, cube
+            self.solution = self.solver.model()
+            self.solver.add(z3.Not(not_cube))
+            return False, self.x.cube_of(self.solution)
         core = {c.get_id() for c in self.solver.unsat_core()}
+        self.solver.add(z3.Not(not_cube))
         kept = tuple(lit for lit, p in zip(cube, primed, strict=True) if p.get_id() in core)
         return True, kept
 
     def _predecessor(self, cube: Cube, level: int) -> _Obligation | None:
         """A cube of F_{level-1} whose states all step into ``cube`` (lifted), or None."""
-        not_cube = self._temporary(self.solver, self.x.clause(cube))
-        primed = self.y.literals(cube)
-        answer = self._ask(self.solver, [*self._frame(level - 1), not_cube, *primed])
-        self.solver.add(z3.Not(not_cube))
-        if answer == z3.unsat:
+        inductive, full = self._relative(cube, level)
+        if inductive:
             return None
-        solution = self.solver.model()
+        solution = self.solution
         index = next(i for i, c in enumerate(self.chosen) if z3.is_true(solution.eval(c, True)))
-        full = self.x.cube_of(solution)
         state = self.symbolic.decode(solution, self.x.state) if level == 1 else None
         lifted = full if level == 1 else self._lift(full, index, cube)
         return _Obligation(level - 1, lifted, self.instances[index], None, state)
@@ -428,19 +432,10 @@ class _Pdr:
         return original
 
     def _generalize(self, cube: Cube, level: int) -> tuple[Cube, int]:
-        """The smallest sub-cube found whose negation is inductive relative to
-        F_{level-1} (drop a literal, keep the core), then pushed as high as it holds."""
+        """A small sub-cube whose negation is inductive relative to F_{level-1}, then
+        pushed as high as it holds."""
         _, core = self._relative(cube, level)
-        cube = self._outside_init(core, cube)
-        for lit in list(cube):
-            if lit not in cube or len(cube) == 1:
-                continue
-            smaller = tuple(x for x in cube if x != lit)
-            if self._meets_init(smaller):
-                continue
-            inductive, core = self._relative(smaller, level)
-            if inductive:
-                cube = self._outside_init(core, smaller)
+        cube = self._mic(self._outside_init(core, cube), level, 1)
         k = len(self.frames) - 1
         while level < k:
             inductive, core = self._relative(cube, level + 1)
@@ -449,6 +444,53 @@ class _Pdr:
             level += 1
             cube = self._outside_init(core, cube)
         return cube, level
+
+    def _mic(self, cube: Cube, level: int, depth: int) -> Cube:
+        """Drop literals one by one while the clause stays inductive relative to
+        F_{level-1} (Bradley's MIC, with ctgDown for each try)."""
+        for lit in list(cube):
+            if lit not in cube or len(cube) == 1:
+                continue
+            smaller = self._ctg_down(tuple(x for x in cube if x != lit), level, depth)
+            if smaller is not None:
+                cube = smaller
+        return cube
+
+    def _ctg_down(self, cube: Cube, level: int, depth: int) -> Cube | None:
+        """``cube`` or a sub-cube of it whose negation is inductive relative to
+        F_{level-1}, or None.  A predecessor that blocks the try (a counterexample to
+        generalisation) is itself blocked one frame lower when it can be, a few times
+        (Hassan, Bradley, Somenzi, "Better generalization in IC3", 2013); otherwise the
+        cube keeps only the literals the predecessor shares with it."""
+        ctgs = 0
+        while True:
+            if self._meets_init(cube):
+                return None
+            inductive, found = self._relative(cube, level)
+            if inductive:
+                return self._outside_init(found, cube)
+            if depth > MAX_CTG_DEPTH:
+                return None
+            pred = found
+            if ctgs < MAX_CTGS and level > 1 and not self._meets_init(pred):
+                blockable, core = self._relative(pred, level - 1)
+                if blockable:
+                    ctgs += 1
+                    at = level - 1
+                    while at < len(self.frames) - 1:
+                        higher, smaller = self._relative(pred, at + 1)
+                        if not higher:
+                            break
+                        at, core = at + 1, smaller
+                    pred = self._mic(self._outside_init(core, pred), at, depth + 1)
+                    self._add_clause(pred, at)
+                    continue
+            ctgs = 0
+            shared = set(pred)
+            joined = tuple(lit for lit in cube if lit in shared)
+            if joined == cube or not joined:
+                return None
+            cube = joined
 
     def _propagate(self) -> int | None:
         """Push each clause to the next frame where it holds; the first frame left with

@@ -195,7 +195,8 @@ def _why_unknown(solver: z3.Solver, deadline: float | None) -> str:
     reason = solver.reason_unknown()
     if "keyboard" in reason or "cancel" in reason:
         return "interrupted"
-    if deadline is not None and time.monotonic() >= deadline:
+    # z3's own timer may fire a moment before the deadline.
+    if deadline is not None and (time.monotonic() >= deadline or "timeout" in reason):
         return "timeout"
     return "unknown"
 

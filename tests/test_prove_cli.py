@@ -146,3 +146,12 @@ def test_ctrl_c_stops_pdr_with_the_frame_reached():
     doc = json.loads(out)
     assert code == 130 and doc["status"] == "interrupted" and doc["frames"] >= 1, err
     assert "Traceback" not in err
+
+
+def test_pdr_past_its_time_limit_exits_3_with_the_frame_reached(capsys):
+    argv = ["--kafka", "4.1.0", "--pdr", "--timeout", "2", "--json", "--quiet"]
+    code, out, _ = run(capsys, "prove", *argv)
+    doc = json.loads(out)
+    assert code == 3 and doc["status"] == "timeout" and doc["inductive_invariant"] is None
+    code, out, _ = run(capsys, "prove", *argv[:-2])
+    assert code == 3 and "stopped (timeout) at frame" in out and "result: timeout" in out

@@ -1,0 +1,202 @@
+"""Generate the proof table of docs/prove.md: release class x invariant x replicas.
+
+    python docs/make_prove.py --run      # check every row again (~25 min on 2 cores),
+                                         # record docs/proofs/results.json, rewrite the table
+    python docs/make_prove.py            # rewrite the table from the recorded runs
+    python docs/make_prove.py --check    # exit 1 if the table is not the recorded runs'
+
+Each row and replication factor is checked at the default bounds by BFS (one
+worker, a time limit): a search that exhausts the bounds proves every invariant it
+does not find violated, for every depth.  Where BFS cannot exhaust them,
+``replcheck prove --pdr`` gets the invariants BFS did not break, with its own time
+limit; a violation it finds is confirmed by BMC.  Counterexamples are written
+under docs/proofs/.  Nothing in the table is written by hand:
+tests/test_prove_table.py checks it against the recorded runs, and (slow) proves
+the quick cells again on the current model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import replcheck
+from replcheck.invariants import INVARIANTS
+from replcheck.traces.itf import trace_to_itf
+
+DOCS = Path(__file__).resolve().parent
+PAGE = DOCS / "prove.md"
+FOLDER = DOCS / "proofs"
+RESULTS = FOLDER / "results.json"
+START, END = "<!-- proof table: start -->", "<!-- proof table: end -->"
+
+# One release of each behaviour class from 2.1 (KIP-279/KIP-320) to 4.1, ZooKeeper and
+# KRaft where both exist; 2.8.0 carries catalogued bugs (B2, B3) at these bounds.
+ROWS = {
+    "2.1.0": {"kafka": "2.1.0"},
+    "2.4.0": {"kafka": "2.4.0"},
+    "2.7.2": {"kafka": "2.7.2"},
+    "2.8.0": {"kafka": "2.8.0"},
+    "3.5.0": {"kafka": "3.5.0", "kraft": False},
+    "3.5.0 KRaft": {"kafka": "3.5.0", "kraft": True},
+    "3.9.1": {"kafka": "3.9.1", "kraft": False},
+    "3.9.1 KRaft": {"kafka": "3.9.1", "kraft": True},
+    "4.1.0 KRaft": {"kafka": "4.1.0"},
+}
+REPLICAS = (2, 3)
+DEFAULTS = [inv.id for inv in INVARIANTS if inv.default]
+
+
+def prove_row(row: str, replicas: int, bfs_limit: float, pdr_limit: float) -> dict:
+    """BFS first (one worker): where it exhausts the bounds, that is a proof for every
+    depth, and its violations are as short as any.  Where it cannot, PDR proves the
+    invariants BFS did not find violated; each violated one PDR finds (confirmed by
+    BMC) is set aside and the rest proved again, in the time left."""
+    keys = {**ROWS[row], "replicas": replicas}
+    cells: dict[str, dict] = {}
+    traces: dict[str, dict] = {}
+
+    def violated(inv: str, violation, config, method: str, seconds: int) -> None:
+        cells[inv] = {"status": "violated", "method": method, "depth": violation.length - 1}
+        cells[inv]["seconds"] = seconds
+        steps = [(s.action, s.state) for s in violation.trace]
+        traces[inv] = trace_to_itf(config, steps, inv, violation.message)
+
+    start = time.monotonic()
+    search = replcheck.check(invariants=DEFAULTS, timeout=bfs_limit, workers=1, **keys)
+    seconds = round(time.monotonic() - start)
+    for inv, violation in search.violations.items():
+        violated(inv, violation, search.config, "BFS", seconds)
+    left = [inv for inv in DEFAULTS if inv not in cells]
+    if search.exhaustive:
+        for inv in left:
+            cells[inv] = {"status": "proved", "method": "BFS", "seconds": seconds}
+            cells[inv]["states"] = search.distinct_states
+        return {"row": row, "replicas": replicas, "cells": cells, "traces": traces}
+    bfs_note = f"BFS: {search.distinct_states:,} states in {bfs_limit:.0f} s"
+    start = time.monotonic()
+    while left:
+        budget = pdr_limit - (time.monotonic() - start)
+        if budget <= 1:
+            for inv in left:
+                cells[inv] = {"status": "open", "why": f"{bfs_note}; PDR: no time left"}
+            break
+        result = replcheck.prove(invariants=left, pdr=True, timeout=budget, **keys)
+        pdr = result.engine
+        seconds = round(time.monotonic() - start)
+        if result.status == "proved":
+            for inv in left:
+                cells[inv] = {"status": "proved", "method": "PDR", "seconds": seconds}
+            break
+        if result.status != "violated":
+            why = f"{bfs_note}; PDR {result.status} at frame {pdr.frames} after {seconds} s"
+            for inv in left:
+                cells[inv] = {"status": "open", "why": why}
+            break
+        for inv, violation in result.violations.items():
+            violated(inv, violation, result.config, "PDR, BMC", seconds)
+            left.remove(inv)
+    return {"row": row, "replicas": replicas, "cells": cells, "traces": traces}
+
+
+def _trace_file(row: str, replicas: int, inv: str) -> str:
+    return f"{row.replace(' ', '-').lower()}-{replicas}r-{inv}.itf.json"
+
+
+def run(bfs_limit: float, pdr_limit: float, jobs: int) -> None:
+    FOLDER.mkdir(exist_ok=True)
+    tasks = [(row, rf) for rf in REPLICAS for row in ROWS]
+    rows, rfs = zip(*tasks, strict=True)
+    limits = [bfs_limit] * len(tasks), [pdr_limit] * len(tasks)
+    with ProcessPoolExecutor(jobs) as pool:
+        done = list(pool.map(prove_row, rows, rfs, *limits))
+    for old in FOLDER.glob("*.itf.json"):
+        old.unlink()
+    runs = []
+    for entry in done:
+        for inv, itf in entry.pop("traces").items():
+            name = _trace_file(entry["row"], entry["replicas"], inv)
+            (FOLDER / name).write_text(json.dumps(itf, indent=1) + "\n")
+        runs.append(entry)
+    record = {
+        "command": f"python docs/make_prove.py --run --bfs-limit {bfs_limit:.0f} "
+        f"--pdr-limit {pdr_limit:.0f} --jobs {jobs}",
+        "bfs_limit_seconds": bfs_limit,
+        "pdr_limit_seconds": pdr_limit,
+        "jobs": jobs,
+        "machine": f"{platform.machine()}, Python {platform.python_version()}",
+        "date": time.strftime("%Y-%m-%d"),
+        "bounds": "records 2, epochs 3, one crash (the defaults)",
+        "runs": runs,
+    }
+    RESULTS.write_text(json.dumps(record, indent=1) + "\n")
+
+
+def _cell(row: str, replicas: int, inv: str, cell: dict) -> str:
+    if cell["status"] == "proved" and cell["method"] == "BFS":
+        return f"proved (BFS, all {cell['states']:,} states, {cell['seconds']} s)"
+    if cell["status"] == "proved":
+        return f"proved ({cell['method']}, {cell['seconds']} s)"
+    if cell["status"] == "violated":
+        name = _trace_file(row, replicas, inv)
+        return f"violated ([trace](proofs/{name}), depth {cell['depth']}, {cell['method']})"
+    return f"open ({cell['why']})"
+
+
+def table(record: dict) -> str:
+    lines = [START, ""]
+    lines.append("| release | RF | " + " | ".join(f"`{inv}`" for inv in DEFAULTS) + " |")
+    lines.append("|---" * (len(DEFAULTS) + 2) + "|")
+    for entry in record["runs"]:
+        row, rf = entry["row"], entry["replicas"]
+        cells = [_cell(row, rf, inv, entry["cells"][inv]) for inv in DEFAULTS]
+        lines.append(f"| {row} | {rf} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        f"(Generated by `{record['command']}` on {record['date']}: {record['jobs']} rows "
+        f"at once on this project's 2-core machine, each BFS with one worker for up to "
+        f"{record['bfs_limit_seconds']:.0f} s, then PDR for up to "
+        f"{record['pdr_limit_seconds']:.0f} s where BFS did not exhaust the bounds; "
+        f"bounds: {record['bounds']}.)",
+        "",
+        END,
+    ]
+    return "\n".join(lines)
+
+
+def page(record: dict) -> str:
+    text = PAGE.read_text()
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    return head + table(record) + tail
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--run", action="store_true", help="prove every row again first")
+    parser.add_argument("--bfs-limit", type=float, default=120.0, help="BFS seconds per row")
+    parser.add_argument("--pdr-limit", type=float, default=60.0, help="PDR seconds per row")
+    parser.add_argument("--jobs", type=int, default=2, help="rows proved at once")
+    parser.add_argument("--check", action="store_true", help="exit 1 if the table is stale")
+    args = parser.parse_args()
+    if args.run:
+        run(args.bfs_limit, args.pdr_limit, args.jobs)
+    record = json.loads(RESULTS.read_text())
+    fresh = page(record)
+    if args.check:
+        if fresh != PAGE.read_text():
+            print("stale: docs/prove.md (run: python docs/make_prove.py)")
+            return 1
+        return 0
+    PAGE.write_text(fresh)
+    print(f"wrote {PAGE.relative_to(DOCS.parent)} from {RESULTS.relative_to(DOCS.parent)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
