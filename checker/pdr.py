@@ -51,6 +51,7 @@ from replcheck.checker.prove import (
     _solver,
     _why_unknown,
     bmc,
+    is_interrupt,
     step_parts,
 )
 from replcheck.model.interface import Action, Model, SymbolicModel
@@ -280,10 +281,8 @@ class _Pdr:
             self._run(result)
         except _Stop as stop:
             result.status = stop.why
-        except KeyboardInterrupt:
-            result.status = "interrupted"
-        except z3.Z3Exception as e:  # z3 turns Ctrl-C inside check() into "canceled"
-            if "cancel" not in str(e):
+        except (KeyboardInterrupt, z3.Z3Exception) as e:
+            if not is_interrupt(e):
                 raise
             result.status = "interrupted"
         result.seconds = time.monotonic() - self.start

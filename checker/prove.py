@@ -201,6 +201,11 @@ def _why_unknown(solver: z3.Solver, deadline: float | None) -> str:
     return "unknown"
 
 
+def is_interrupt(e: BaseException) -> bool:
+    """Ctrl-C: Python's, or z3's "canceled" when it arrives inside check()."""
+    return isinstance(e, KeyboardInterrupt) or "cancel" in str(e)
+
+
 def _all_hold(predicates: Sequence[Property | Lemma], s: object) -> z3.BoolRef:
     return z3.And([p.holds(s) for p in predicates])
 
@@ -288,10 +293,8 @@ def bmc(
             if not remaining:
                 result.status = "all-violated"
                 break
-    except KeyboardInterrupt:
-        result.status = "interrupted"
-    except z3.Z3Exception as e:  # z3 turns Ctrl-C inside check() into "canceled"
-        if "cancel" not in str(e):
+    except (KeyboardInterrupt, z3.Z3Exception) as e:
+        if not is_interrupt(e):
             raise
         result.status = "interrupted"
     result.seconds = time.monotonic() - start
@@ -368,10 +371,8 @@ def k_induction(
             result.cti_actions = refuted.actions
             result.cti_broken = refuted.broken
             result.suggestions = refuted.suggestions
-    except KeyboardInterrupt:
-        result.status = "interrupted"
-    except z3.Z3Exception as e:
-        if "cancel" not in str(e):
+    except (KeyboardInterrupt, z3.Z3Exception) as e:
+        if not is_interrupt(e):
             raise
         result.status = "interrupted"
     result.seconds = time.monotonic() - start
@@ -465,10 +466,8 @@ def _step_worker(index: int) -> _StepAnswer:
         if _WORKER_PATH is None:
             _WORKER_PATH = _induction_path(_JOB)
         return _refute_step(_JOB, *_WORKER_PATH, index)
-    except KeyboardInterrupt:
-        return _StepAnswer("interrupted")
-    except z3.Z3Exception as e:  # z3 turns Ctrl-C inside check() into "canceled"
-        if "cancel" not in str(e):
+    except (KeyboardInterrupt, z3.Z3Exception) as e:
+        if not is_interrupt(e):
             raise
         return _StepAnswer("interrupted")
 

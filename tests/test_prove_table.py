@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+import replcheck
 from tests.conftest import DOCS
 
 spec = importlib.util.spec_from_file_location("make_prove", DOCS / "make_prove.py")
@@ -32,7 +33,9 @@ def test_every_row_and_invariant_has_a_cell_and_each_violation_its_trace():
         for inv, cell in run["cells"].items():
             if cell["status"] == "violated":
                 name = make_prove._trace_file(run["row"], run["replicas"], inv)
-                assert (make_prove.FOLDER / name).is_file()
+                replayed = replcheck.replay(make_prove.FOLDER / name)
+                assert replayed.replays and inv in replayed.violations
+                assert replayed.violations[inv].length - 1 == cell["depth"]
 
 
 def _quick_rows():

@@ -267,14 +267,19 @@ def _report_bmc(config: Config, result: BmcResult, ids: list[str], args: Any) ->
     return code
 
 
-def _report_induction(config: Config, result: InductionResult, args: Any) -> int:
+def _proof_exit(config: Config, result: InductionResult | PdrResult, trace_out: str | None) -> int:
+    """A proof's exit code; its counterexample, if any, written to ``trace_out``."""
     if result.violation is not None:
-        _write_trace(config, result.violation, args.trace_out)
-    code = {
+        _write_trace(config, result.violation, trace_out)
+    return {
         "proved": EXIT_OK,
         "violated": EXIT_VIOLATION,
         "interrupted": EXIT_INTERRUPTED,
     }.get(result.status, EXIT_INCOMPLETE)
+
+
+def _report_induction(config: Config, result: InductionResult, args: Any) -> int:
+    code = _proof_exit(config, result, args.trace_out)
     if args.json:
         doc = {
             "engine": "k-induction",
@@ -335,13 +340,7 @@ def _report_induction(config: Config, result: InductionResult, args: Any) -> int
 
 
 def _report_pdr(config: Config, result: PdrResult, args: Any) -> int:
-    if result.violation is not None:
-        _write_trace(config, result.violation, args.trace_out)
-    code = {
-        "proved": EXIT_OK,
-        "violated": EXIT_VIOLATION,
-        "interrupted": EXIT_INTERRUPTED,
-    }.get(result.status, EXIT_INCOMPLETE)
+    code = _proof_exit(config, result, args.trace_out)
     if args.json:
         doc = {
             "engine": "pdr",
