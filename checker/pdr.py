@@ -192,9 +192,8 @@ class _Pdr:
         self.instances = m.instances()
         self.x, self.y = _Bits(m, "pdr_x"), _Bits(m, "pdr_y")
         self.chosen = [z3.Bool(f"pdr_do_{i}") for i in range(len(self.instances))]
-        one, guards, updates = step_parts(
-            m, self.instances, self.x.state, self.y.state, self.chosen
-        )
+        self.step = step_parts(m, self.instances, self.x.state, self.y.state, self.chosen)
+        one, guards, updates = self.step
         prop_x = z3.And([p.holds(self.x.state) for p in self.properties])
 
         # The main solver: one step from x to y, within the domain, frames as clauses
@@ -226,6 +225,7 @@ class _Pdr:
         self.init_solver.add(*self.x.definitions, m.init(self.x.state), m.domain(self.x.state))
         self.init_cube = self._single_init()
         self.domain_values: dict[int, list[int]] = {}
+        self.domain_solver: z3.Solver | None = None
         self.solution: z3.ModelRef | None = None  # the last relative query's predecessor
 
     # ------------------------------------------------------------------ queries
@@ -356,13 +356,14 @@ class _Pdr:
                 return ob
             if self._blocked(ob.cube, level):
                 continue
-            pred = self._predecessor(ob.cube, level)
-            if pred is not None:
+            inductive, found = self._relative(ob.cube, level)
+            if not inductive:
+                pred = self._predecessor(ob.cube, level, found)
                 heapq.heappush(queue, (level - 1, next(order), pred))
                 pred.parent = ob
                 heapq.heappush(queue, (level, next(order), ob))
                 continue
-            cube, reached = self._generalize(ob.cube, level)
+            cube, reached = self._generalize(ob.cube, level, found)
             self._add_clause(cube, reached)
             if reached < k:  # look for longer counterexamples through it (Een et al.)
                 again = _Obligation(reached + 1, ob.cube, ob.action, ob.parent)
@@ -388,11 +389,9 @@ class _Pdr:
         kept = tuple(lit for lit, p in zip(cube, primed, strict=True) if p.get_id() in core)
         return True, kept
 
-    def _predecessor(self, cube: Cube, level: int) -> _Obligation | None:
-        """A cube of F_{level-1} whose states all step into ``cube`` (lifted), or None."""
-        inductive, full = self._relative(cube, level)
-        if inductive:
-            return None
+    def _predecessor(self, cube: Cube, level: int, full: Cube) -> _Obligation:
+        """The obligation for ``full``, the predecessor the last relative query found:
+        lifted to the bits that alone step into ``cube``."""
         solution = self.solution
         index = next(i for i, c in enumerate(self.chosen) if z3.is_true(solution.eval(c, True)))
         state = self.symbolic.decode(solution, self.x.state) if level == 1 else None
@@ -430,13 +429,15 @@ class _Pdr:
                 return tuple(sorted((*kept, lit), key=abs))
         return original
 
-    def _generalize(self, cube: Cube, level: int) -> tuple[Cube, int]:
-        """A small sub-cube whose negation is inductive relative to F_{level-1}, then
-        pushed as high as it holds."""
-        _, core = self._relative(cube, level)
-        cube = self._mic(self._outside_init(core, cube), level, 1)
-        k = len(self.frames) - 1
-        while level < k:
+    def _generalize(self, cube: Cube, level: int, core: Cube) -> tuple[Cube, int]:
+        """A small sub-cube of ``cube`` (whose negation is inductive relative to
+        F_{level-1}, ``core`` the part that query used), pushed as high as it holds."""
+        return self._push(self._mic(self._outside_init(core, cube), level, 1), level)
+
+    def _push(self, cube: Cube, level: int) -> tuple[Cube, int]:
+        """``cube``, inductive relative to F_{level-1}, moved to the highest frame where
+        it still is, narrowed by each query's core."""
+        while level < len(self.frames) - 1:
             inductive, core = self._relative(cube, level + 1)
             if not inductive:
                 break
@@ -475,14 +476,8 @@ class _Pdr:
                 blockable, core = self._relative(pred, level - 1)
                 if blockable:
                     ctgs += 1
-                    at = level - 1
-                    while at < len(self.frames) - 1:
-                        higher, smaller = self._relative(pred, at + 1)
-                        if not higher:
-                            break
-                        at, core = at + 1, smaller
-                    pred = self._mic(self._outside_init(core, pred), at, depth + 1)
-                    self._add_clause(pred, at)
+                    pred, at = self._push(self._outside_init(core, pred), level - 1)
+                    self._add_clause(self._mic(pred, at, depth + 1), at)
                     continue
             ctgs = 0
             shared = set(pred)
@@ -515,7 +510,7 @@ class _Pdr:
         m = self.symbolic
         fresh = _solver(m)
         x, y = self.x.state, self.y.state
-        one, guards, updates = step_parts(m, self.instances, x, y, self.chosen)
+        one, guards, updates = self.step
         fresh.add(m.domain(x), m.domain(y), one, *guards, *updates)
         fresh.add(*self.x.definitions, *self.y.definitions)
         facts = [*self.properties, *seeds]
@@ -535,13 +530,17 @@ class _Pdr:
         invariant's text), as two's complement bit patterns read back as numbers."""
         if index not in self.domain_values:
             v = self.x.vars[index]
-            solver = _solver(self.symbolic)
-            solver.add(self.symbolic.domain(self.x.state))
+            if self.domain_solver is None:
+                self.domain_solver = _solver(self.symbolic)
+                self.domain_solver.add(self.symbolic.domain(self.x.state))
+            solver = self.domain_solver
+            solver.push()
             found = []
             while _check(solver, None) == z3.sat and len(found) < 1 << v.size():
                 value = solver.model().eval(v, model_completion=True)
                 found.append(value.as_long())
                 solver.add(v != value)
+            solver.pop()
             self.domain_values[index] = sorted(found, key=lambda n: _signed(n, v.size()))
         return self.domain_values[index]
 

@@ -62,8 +62,8 @@ def prove_row(row: str, replicas: int, bfs_limit: float, pdr_limit: float) -> di
     traces: dict[str, dict] = {}
 
     def violated(inv: str, violation, config, method: str, seconds: int) -> None:
-        cells[inv] = {"status": "violated", "method": method, "depth": violation.length - 1}
-        cells[inv]["seconds"] = seconds
+        depth = violation.length - 1
+        cells[inv] = {"status": "violated", "method": method, "depth": depth, "seconds": seconds}
         steps = [(s.action, s.state) for s in violation.trace]
         traces[inv] = trace_to_itf(config, steps, inv, violation.message)
 
@@ -75,8 +75,8 @@ def prove_row(row: str, replicas: int, bfs_limit: float, pdr_limit: float) -> di
     left = [inv for inv in DEFAULTS if inv not in cells]
     if search.exhaustive:
         for inv in left:
-            cells[inv] = {"status": "proved", "method": "BFS", "seconds": seconds}
-            cells[inv]["states"] = search.distinct_states
+            states = search.distinct_states
+            cells[inv] = {"status": "proved", "method": "BFS", "seconds": seconds, "states": states}
         return {"row": row, "replicas": replicas, "cells": cells, "traces": traces}
     bfs_note = f"BFS: {search.distinct_states:,} states in {bfs_limit:.0f} s"
     start = time.monotonic()
