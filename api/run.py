@@ -458,13 +458,13 @@ def _walk_on_spark(
 ) -> WalkResult:
     """The walks as a Spark job.  Ctrl-C while Spark starts raises KeyboardInterrupt
     (no walk ran); during the job it keeps the walks done."""
-    from replcheck.checker import spark_walk
+    from replcheck.checker import spark_session, spark_walk
 
     started = time.monotonic()
     try:
-        spark = spark_walk.start_session(master, conf=spark_conf)
+        spark = spark_session.start_session(master, conf=spark_conf)
     except KeyboardInterrupt:  # start_session has ended the JVM it launched
-        raise spark_walk.StartInterrupted from None
+        raise spark_session.StartInterrupted from None
     startup = time.monotonic() - started
     try:
         used = spark.sparkContext.master
@@ -493,7 +493,7 @@ def _walk_on_spark(
         finally:
             walked.close()
     finally:
-        spark_walk.close_session(spark)  # the JVM, its process group, the temporary folder
+        spark_session.close_session(spark)  # the JVM, its process group, the temporary folder
     return WalkResult(
         plan.config,
         "interrupted" if interrupted else "complete",

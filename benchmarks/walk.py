@@ -35,10 +35,10 @@ def plain(walks: int, depth: int, seed: int) -> dict:
 
 
 def one_spark(master: str, walks: int, depth: int, seed: int, partitions: int | None) -> dict:
-    from replcheck.checker import spark_walk
+    from replcheck.checker import spark_session, spark_walk
 
     start = time.monotonic()
-    spark = spark_walk.start_session(master)
+    spark = spark_session.start_session(master)
     startup = time.monotonic() - start
     parts = partitions or spark_walk.default_partitions(spark, walks, depth)
     job = spark_walk.WalkJob(make_config(BOUNDS), walks, depth, seed, parts)
@@ -52,7 +52,7 @@ def one_spark(master: str, walks: int, depth: int, seed: int, partitions: int | 
     tiny = spark_walk.WalkJob(make_config(BOUNDS), 200, 1, seed, 200)
     df, tiny_seconds = spark_walk.run_walks(spark, tiny)
     df.unpersist()
-    spark.stop()
+    spark_session.close_session(spark)
     return {
         "master": master,
         "partitions": parts,

@@ -32,12 +32,12 @@ def model_for():
 @pytest.fixture
 def no_spark(monkeypatch):
     """walk raises ReachedSpark where it would start a Spark session."""
-    from replcheck.checker import spark_walk
+    from replcheck.checker import spark_session
 
     def refuse(*_a: object, **_k: object) -> None:
         raise ReachedSpark
 
-    monkeypatch.setattr(spark_walk, "start_session", refuse)
+    monkeypatch.setattr(spark_session, "start_session", refuse)
 
 
 def sigint_default() -> None:

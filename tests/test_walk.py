@@ -279,11 +279,11 @@ class FakeSpark:
 @pytest.fixture
 def fake_session(monkeypatch):
     """start_session hands out a fake; records close_session calls."""
-    from replcheck.checker import spark_walk
+    from replcheck.checker import spark_session, spark_walk
 
     closed: list[object] = []
-    monkeypatch.setattr(spark_walk, "start_session", lambda *a, **k: FakeSpark)
-    monkeypatch.setattr(spark_walk, "close_session", closed.append)
+    monkeypatch.setattr(spark_session, "start_session", lambda *a, **k: FakeSpark)
+    monkeypatch.setattr(spark_session, "close_session", closed.append)
     monkeypatch.setattr(spark_walk, "default_partitions", lambda *a: 2)
     return closed
 
@@ -296,9 +296,9 @@ def _raise(exc: BaseException):
 
 
 def test_ctrl_c_while_spark_starts_is_one_line_and_exit_130(monkeypatch, capsys):
-    from replcheck.checker import spark_walk
+    from replcheck.checker import spark_session
 
-    monkeypatch.setattr(spark_walk, "start_session", _raise(KeyboardInterrupt()))
+    monkeypatch.setattr(spark_session, "start_session", _raise(KeyboardInterrupt()))
     assert main(["walk", "--walks", "10"]) == EXIT_INTERRUPTED
     captured = capsys.readouterr()
     assert captured.out == ""
@@ -318,10 +318,10 @@ def test_ctrl_c_while_spark_starts_is_one_line_and_exit_130(monkeypatch, capsys)
     ids=["second-ctrl-c", "job-failed"],
 )
 def test_the_session_is_closed_on_every_way_out(monkeypatch, capsys, fake_session, exc, code, line):
-    from replcheck.checker import spark_walk
+    from replcheck.checker import spark_session, spark_walk
 
     if exc == "job":
-        exc = spark_walk.JobFailed("ValueError: boom")
+        exc = spark_session.JobFailed("ValueError: boom")
     monkeypatch.setattr(spark_walk, "walk_job", _raise(exc))
     assert main(["walk", "--walks", "10", "--quiet"]) == code
     assert capsys.readouterr().err == line
@@ -329,9 +329,9 @@ def test_the_session_is_closed_on_every_way_out(monkeypatch, capsys, fake_sessio
 
 
 def test_missing_java_is_one_line(monkeypatch, tmp_path, capsys):
-    from replcheck.checker import spark_walk
+    from replcheck.checker import spark_session
 
-    monkeypatch.setattr(spark_walk, "active_session", lambda: None)
+    monkeypatch.setattr(spark_session, "active_session", lambda: None)
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-jdk"))
     monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
     assert main(["walk", "--walks", "10"]) == EXIT_USAGE

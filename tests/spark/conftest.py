@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from replcheck.checker import spark_walk
+from replcheck.checker import spark_session
 from tests.conftest import sigint_default
 
 HAVE_PROC = os.path.isdir("/proc")
@@ -28,16 +28,16 @@ MARKER = "REPLCHECK_TEST_RUN"  # an environment variable every process of a run 
 
 def require_spark() -> None:
     pytest.importorskip("pyspark")
-    if spark_walk.find_java() is None:
+    if spark_session.find_java() is None:
         pytest.skip("no Java: Spark needs Java 17 or later")
 
 
 @pytest.fixture(scope="session")
 def spark():
     require_spark()
-    session = spark_walk.start_session("local[2]")
+    session = spark_session.start_session("local[2]")
     yield session
-    spark_walk.close_session(session)
+    spark_session.close_session(session)
 
 
 def marked_processes(marker: str) -> list[str]:

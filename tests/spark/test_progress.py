@@ -6,7 +6,7 @@ import io
 import time
 from types import SimpleNamespace
 
-from replcheck.checker import spark_walk
+from replcheck.checker import spark_session
 from replcheck.checker.spark_walk import ProgressReporter
 
 
@@ -106,7 +106,9 @@ def test_the_reporter_prints_changes_only_and_stops_when_told():
 
 
 def test_local_sessions_keep_every_temporary_file_in_one_folder(tmp_path):
-    options = spark_walk._options("local[2]", [("spark.driver.memory", "2g")], str(tmp_path), True)
+    options = spark_session._options(
+        "local[2]", [("spark.driver.memory", "2g")], str(tmp_path), True
+    )
     scratch = tmp_path / "scratch"
     assert scratch.is_dir() and (tmp_path / "log4j2.properties").is_file()
     assert f"-Djava.io.tmpdir={scratch}" in options["spark.driver.extraJavaOptions"]
@@ -114,8 +116,8 @@ def test_local_sessions_keep_every_temporary_file_in_one_folder(tmp_path):
     assert options["spark.driver.memory"] == "2g" and options["spark.master"] == "local[2]"
     spaced = tmp_path / "with space"
     spaced.mkdir()
-    quoted = spark_walk._options("local", [], str(spaced), True)["spark.driver.extraJavaOptions"]
+    quoted = spark_session._options("local", [], str(spaced), True)["spark.driver.extraJavaOptions"]
     assert quoted.startswith('"-Dlog4j2.configurationFile=') and quoted.endswith('scratch"')
     (tmp_path / "c").mkdir()
-    cluster = spark_walk._options("spark://h:7077", [], str(tmp_path / "c"), False)
+    cluster = spark_session._options("spark://h:7077", [], str(tmp_path / "c"), False)
     assert "java.io.tmpdir" not in cluster["spark.driver.extraJavaOptions"]

@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         prepare_out_dir(args.out, "--out")
 
-    from replcheck.checker import spark_walk  # Spark is only needed here
+    from replcheck.checker import spark_session  # Spark is only needed here
 
     def started(master: str, partitions: int, startup: float) -> None:
         if not args.quiet:
@@ -177,11 +177,11 @@ def run(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             on_start=started,
         )
-    except spark_walk.SparkUnavailable as exc:
+    except spark_session.SparkUnavailable as exc:
         raise UsageError(str(exc)) from None
-    except spark_walk.JobFailed as exc:
+    except spark_session.JobFailed as exc:
         raise UsageError(f"the Spark job failed: {exc}") from None
-    except spark_walk.StartInterrupted:
+    except spark_session.StartInterrupted:
         print("replcheck: interrupted while Spark was starting; no walks ran", file=sys.stderr)
         return EXIT_INTERRUPTED
     except KeyboardInterrupt:  # a second Ctrl-C, or one after the walks (aggregating, shrinking)
