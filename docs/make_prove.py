@@ -227,6 +227,8 @@ def main() -> int:
     )
     parser.add_argument("--check", action="store_true", help="exit 1 if the table is stale")
     args = parser.parse_args()
+    if args.only and not args.run:
+        parser.error("--only: only with --run")
     if args.run:
         run(args.bfs_limit, args.pdr_limit, args.jobs, args.only)
     record = json.loads(RESULTS.read_text())
