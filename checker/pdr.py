@@ -356,14 +356,14 @@ class _Pdr:
                 return ob
             if self._blocked(ob.cube, level):
                 continue
-            inductive, found = self._relative(ob.cube, level)
-            if not inductive:
-                pred = self._predecessor(ob.cube, level, found)
+            core = self._relative(ob.cube, level)
+            if core is None:
+                pred = self._predecessor(ob.cube, level)
                 heapq.heappush(queue, (level - 1, next(order), pred))
                 pred.parent = ob
                 heapq.heappush(queue, (level, next(order), ob))
                 continue
-            cube, reached = self._generalize(ob.cube, level, found)
+            cube, reached = self._generalize(ob.cube, level, core)
             self._add_clause(cube, reached)
             if reached < k:  # look for longer counterexamples through it (Een et al.)
                 again = _Obligation(reached + 1, ob.cube, ob.action, ob.parent)
@@ -373,26 +373,27 @@ class _Pdr:
     def _blocked(self, cube: Cube, level: int) -> bool:
         return self._ask(self.solver, [*self._frame(level), *self.x.literals(cube)]) == z3.unsat
 
-    def _relative(self, cube: Cube, level: int) -> tuple[bool, Cube]:
+    def _relative(self, cube: Cube, level: int) -> Cube | None:
         """Is not-``cube`` inductive relative to F_{level-1}?  When it is: the part of
-        ``cube`` the proof used (from the unsat core); when not: the predecessor's full
-        cube (its solution kept in ``self.solution``)."""
+        ``cube`` the proof used (from the unsat core); when not: None, with the
+        predecessor's solution kept in ``self.solution`` (read only where needed: a
+        full cube costs an evaluation of every variable)."""
         not_cube = self._temporary(self.solver, self.x.clause(cube))
         primed = self.y.literals(cube)
         answer = self._ask(self.solver, [*self._frame(level - 1), not_cube, *primed])
         if answer == z3.sat:
             self.solution = self.solver.model()
             self.solver.add(z3.Not(not_cube))
-            return False, self.x.cube_of(self.solution)
+            return None
         core = {c.get_id() for c in self.solver.unsat_core()}
         self.solver.add(z3.Not(not_cube))
-        kept = tuple(lit for lit, p in zip(cube, primed, strict=True) if p.get_id() in core)
-        return True, kept
+        return tuple(lit for lit, p in zip(cube, primed, strict=True) if p.get_id() in core)
 
-    def _predecessor(self, cube: Cube, level: int, full: Cube) -> _Obligation:
-        """The obligation for ``full``, the predecessor the last relative query found:
-        lifted to the bits that alone step into ``cube``."""
+    def _predecessor(self, cube: Cube, level: int) -> _Obligation:
+        """The obligation for the predecessor the last relative query found, lifted to
+        the bits that alone step into ``cube``."""
         solution = self.solution
+        full = self.x.cube_of(solution)
         index = next(i for i, c in enumerate(self.chosen) if z3.is_true(solution.eval(c, True)))
         state = self.symbolic.decode(solution, self.x.state) if level == 1 else None
         lifted = full if level == 1 else self._lift(full, index, cube)
@@ -438,8 +439,8 @@ class _Pdr:
         """``cube``, inductive relative to F_{level-1}, moved to the highest frame where
         it still is, narrowed by each query's core."""
         while level < len(self.frames) - 1:
-            inductive, core = self._relative(cube, level + 1)
-            if not inductive:
+            core = self._relative(cube, level + 1)
+            if core is None:
                 break
             level += 1
             cube = self._outside_init(core, cube)
@@ -466,15 +467,15 @@ class _Pdr:
         while True:
             if self._meets_init(cube):
                 return None
-            inductive, found = self._relative(cube, level)
-            if inductive:
-                return self._outside_init(found, cube)
+            core = self._relative(cube, level)
+            if core is not None:
+                return self._outside_init(core, cube)
             if depth > MAX_CTG_DEPTH:
                 return None
-            pred = found
+            pred = self.x.cube_of(self.solution)
             if ctgs < MAX_CTGS and level > 1 and not self._meets_init(pred):
-                blockable, core = self._relative(pred, level - 1)
-                if blockable:
+                core = self._relative(pred, level - 1)
+                if core is not None:
                     ctgs += 1
                     pred, at = self._push(self._outside_init(core, pred), level - 1)
                     self._add_clause(self._mic(pred, at, depth + 1), at)
