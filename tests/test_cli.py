@@ -243,7 +243,9 @@ def test_console_script_runs_as_a_process():
 def test_ctrl_c_stops_cleanly_and_reports(tmp_path):
     """SIGINT during a long search: a report of what was explored, no traceback, exit 130."""
     argv = ["check", "--mode", "kip320", "--replicas", "3", "--records", "3", "--crashes", "2"]
-    code, out, err = interrupt_replcheck([*argv, "--epochs", "4", "--json", "--quiet"], 3.0)
+    code, out, err = interrupt_replcheck(
+        [*argv, "--epochs", "4", "--json"], 0.5, ready_err=lambda line: "distinct states" in line
+    )
     assert code == 130, err
     doc = json.loads(out)
     assert doc["status"] == "interrupted" and doc["result"] == "interrupted"

@@ -122,7 +122,9 @@ def test_ctrl_c_stops_the_gate_reports_what_ran_and_exits_130(tmp_path):
 
 
 def test_ctrl_c_on_the_gate_in_json(tmp_path):
-    code, out, err = interrupt_replcheck(["gate", _gate_file(tmp_path), "--json"], 3.0)
+    # gate --json prints nothing until it ends: the wait covers start-up and the quick
+    # check on a loaded machine (the long one runs for minutes).
+    code, out, err = interrupt_replcheck(["gate", _gate_file(tmp_path), "--json"], 8.0)
     assert code == 130, err
     doc = json.loads(out)
     assert doc["interrupted"] is True and doc["passed"] is False
@@ -143,7 +145,9 @@ def test_ctrl_c_stops_the_catalogue_mid_search_with_what_it_judged():
 
 def test_ctrl_c_on_compare_reports_the_modes_done(tmp_path):
     code, out, err = interrupt_replcheck(
-        ["compare", "--modes", "hw,kip320", *BIG[2:], "--quiet"], 4.0
+        ["compare", "--modes", "hw,kip320", *BIG[2:]],
+        0.5,
+        ready_err=lambda ln: ln.startswith("[hw]") and not ln.rstrip().endswith(" 0 violated"),
     )
     assert code in (1, 130), err  # hw's violation, found before the stop, still counts
     assert "Traceback" not in err
@@ -152,7 +156,7 @@ def test_ctrl_c_on_compare_reports_the_modes_done(tmp_path):
 
 def test_ctrl_c_on_compare_names_the_modes_not_run(tmp_path):
     code, out, err = interrupt_replcheck(
-        ["compare", "--modes", "kip320,hw", *BIG[2:], "--quiet"], 2.0
+        ["compare", "--modes", "kip320,hw", *BIG[2:]], 0.5, ready_err=lambda ln: "[kip320]" in ln
     )
     assert code == 130, err
     assert "note [kip320]: interrupted" in out

@@ -75,7 +75,9 @@ def test_list_lemmas(capsys):
 
 def test_ctrl_c_reports_the_depth_reached():
     """z3 catches SIGINT itself and answers "unknown": prove reports it as interrupted."""
-    code, out, err = interrupt_replcheck(["prove", "--json"], 6.0)
+    code, out, err = interrupt_replcheck(
+        ["prove", "--json"], 0.5, ready_err=lambda line: line.startswith("depth 3: clear")
+    )
     doc = json.loads(out)
     assert code == 130 and doc["status"] == "interrupted", err
     assert doc["cleared_depth"] >= 3 and "Traceback" not in err
@@ -85,7 +87,9 @@ def test_ctrl_c_stops_the_induction_step_and_its_workers():
     """The step runs in worker processes; Ctrl-C reports the k reached, and no worker
     outlives the run (communicate() would wait for their stderr otherwise)."""
     argv = ["prove", "--kafka", "2.1.0", "--replicas", "3", "--induction", "--json"]
-    code, out, err = interrupt_replcheck([*argv, "--workers", "2"], 5.0)
+    code, out, err = interrupt_replcheck(
+        [*argv, "--workers", "2"], 2.0, ready_err=lambda line: line.startswith("base case")
+    )
     doc = json.loads(out)
     assert code == 130 and doc["status"] == "interrupted" and doc["k"] == 1, err
     assert "Traceback" not in err
@@ -145,7 +149,10 @@ def test_pdr_shows_progress_per_frame(capsys):
 
 def test_ctrl_c_stops_pdr_with_the_frame_reached():
     argv = ["prove", "--kafka", "4.1.0", "--pdr", "--json"]
-    code, out, err = interrupt_replcheck(argv, 6.0)
+    # Interrupt once a frame is done (not after a fixed time: on a loaded machine the
+    # import alone can take seconds, and a Ctrl-C before the search starts has nothing
+    # to report).
+    code, out, err = interrupt_replcheck(argv, 0.5, ready_err=lambda line: "frame 1 done" in line)
     doc = json.loads(out)
     assert code == 130 and doc["status"] == "interrupted" and doc["frames"] >= 1, err
     assert "Traceback" not in err
