@@ -72,6 +72,7 @@ class CheckResult(SearchResult, _Counterexamples):
     config: AnyConfig = None  # type: ignore[assignment]
     invariants: tuple[str, ...] = ()
     symmetry: bool = True
+    checkpoint: str | None = None  # the folder the search's last checkpoint is in
 
     @property
     def holds(self) -> bool:

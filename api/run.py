@@ -17,7 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from replcheck.checker.bfs import Progress, Step, Violation
+from replcheck.checker.bfs import Progress, Step, Violation, safety_memory_limit
+from replcheck.checker.checkpoint import DEFAULT_EVERY as DEFAULT_CHECKPOINT_EVERY
+from replcheck.checker.checkpoint import CheckpointWriter
+from replcheck.checker.checkpoint import load as load_checkpoint
 from replcheck.checker.parallel_bfs import parallel_bfs
 from replcheck.invariants import registry
 from replcheck.model.errors import InputError
@@ -61,7 +64,13 @@ def check(
     max_states: int | None = None,
     timeout: float | None = None,
     memory: int | str | None = DEFAULT_MEMORY,
+    spill_dir: str | os.PathLike | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: float = DEFAULT_CHECKPOINT_EVERY,
+    resume: str | os.PathLike | None = None,
     workers: int | None = None,
+    engine: str = "local",
+    master: str | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     **model_options: Any,
 ) -> CheckResult:
@@ -70,22 +79,71 @@ def check(
 
     ``invariants``: ids (default: the default ones; ``"all"``: every one).
     ``symmetry``: reduce by renaming replicas (default: the model's choice).
-    ``max_states``, ``timeout`` (seconds) and ``memory`` (bytes or ``"4G"``; default
-    80% of this machine's memory; None: no limit) stop the search with what it found
-    (``status`` says which).  ``workers``: processes (default: the machine's cores).
-    ``on_progress`` is called every few seconds with a ``Progress``.
-    Ctrl-C stops the search too (``status == "interrupted"``), with what it found.
+    ``max_states`` and ``timeout`` (seconds) stop the search with what it found
+    (``status`` says which).  ``memory`` (bytes or ``"4G"``; default 80% of this
+    machine's memory; None: no limit) is the RAM of the visited states and the levels:
+    past it they spill to a folder in ``spill_dir`` (default: the system's temporary
+    folder), and the search goes on, limited by disk.  ``checkpoint``: a folder where
+    the search's state is written every ``checkpoint_every`` seconds (at the next level
+    boundary) and when it stops; ``resume``: such a folder, to go on from (the model,
+    invariants and symmetry are the checkpoint's; it goes on writing checkpoints there
+    unless ``checkpoint`` names another folder).  ``workers``: processes (default: the
+    machine's cores).  ``engine="spark"`` runs the search as Spark jobs, a level at a
+    time (``checker.spark_bfs``; ``master``: default ``local[*]``), its levels Parquet in
+    ``checkpoint`` (default: a temporary folder); ``memory``, ``spill_dir`` and
+    ``workers`` are then Spark's business.  ``on_progress`` is called every few
+    seconds (Spark: every level) with a ``Progress``.  Ctrl-C stops the search too
+    (``status == "interrupted"``), with what it found.
     """
+    if engine not in ENGINES:
+        raise InputError(f"engine: expected one of {', '.join(ENGINES)} (got {engine!r})")
+    saved = None
+    if resume is not None:
+        if engine == "spark":
+            from replcheck.checker.spark_bfs import read_meta
+
+            saved = SparkSaved(read_meta(resume)["identity"])
+        else:
+            saved = load_checkpoint(resume)
+        if config is not None or model_options or invariants is not None or symmetry is not None:
+            raise InputError(
+                "resume: the model, invariants and symmetry are the checkpoint's; give no "
+                "other model options or invariants"
+            )
+        identity = saved.identity
+        try:
+            config, invariants, symmetry = (
+                identity["config"],
+                identity["invariants"],
+                identity["symmetry"],
+            )
+        except KeyError as e:
+            raise InputError(f"resume {resume}: the checkpoint does not say its {e}") from None
+        if checkpoint is None:
+            checkpoint = resume
     cfg = model_config(config, model_options)
     chosen = invariants_of(cfg, invariants)
     limit = positive_int(max_states, "max_states")
     time_limit = seconds(timeout, "timeout")
+    every = seconds(checkpoint_every, "checkpoint_every")
     budget = _memory(memory)
     count = _workers(workers)
     model = build_model(cfg)
     symmetric = _flag(symmetry, "symmetry")
     if symmetric is None:
         symmetric = model.default_symmetry
+    if engine == "spark":
+        return _check_on_spark(
+            cfg, chosen, symmetric, limit, time_limit, checkpoint, resume, master, on_progress
+        )
+    writer = None
+    if checkpoint is not None:
+        identity = {
+            "config": cfg.to_dict(),
+            "invariants": [inv.id for inv in chosen],
+            "symmetry": symmetric,
+        }
+        writer = CheckpointWriter(_folder(checkpoint, "checkpoint"), identity, every)
     found = parallel_bfs(
         model,
         chosen,
@@ -93,7 +151,11 @@ def check(
         symmetry=symmetric,
         max_states=limit,
         time_limit=time_limit,
-        memory_limit=budget,
+        memory_limit=safety_memory_limit(),
+        ram_budget=budget,
+        spill_dir=None if spill_dir is None else _folder(spill_dir, "spill_dir"),
+        checkpoint=writer,
+        resume=saved,
         on_progress=on_progress,
     )
     return CheckResult(
@@ -106,7 +168,83 @@ def check(
         config=cfg,
         invariants=tuple(inv.id for inv in chosen),
         symmetry=symmetric,
+        disk_bytes=found.disk_bytes,
+        checkpoint=None if writer is None else str(writer.folder),
     )
+
+
+ENGINES = ("local", "spark")
+
+
+@dataclass
+class SparkSaved:
+    """What ``resume`` needs of a Spark search's folder before the search starts."""
+
+    identity: dict[str, Any]
+
+
+def _check_on_spark(
+    cfg: AnyConfig,
+    chosen: Sequence[Any],
+    symmetric: bool,
+    limit: int | None,
+    time_limit: float | None,
+    checkpoint: str | os.PathLike | None,
+    resume: str | os.PathLike | None,
+    master: str | None,
+    on_progress: Callable[[Progress], None] | None,
+) -> CheckResult:
+    """The search as Spark jobs (``checker.spark_bfs``), in a session of its own."""
+    from replcheck.checker import spark_session
+    from replcheck.checker.spark_bfs import spark_bfs
+
+    folder = None if checkpoint is None else _folder(checkpoint, "checkpoint")
+    try:
+        spark = spark_session.start_session(master)
+    except KeyboardInterrupt:
+        raise spark_session.StartInterrupted from None
+    try:
+        found = spark_bfs(
+            spark,
+            cfg,
+            [inv.id for inv in chosen],
+            symmetry=symmetric,
+            max_states=limit,
+            time_limit=time_limit,
+            folder=folder,
+            resume=resume is not None,
+            on_progress=on_progress,
+        )
+    finally:
+        spark_session.close_session(spark)
+    return CheckResult(
+        found.status,
+        found.distinct_states,
+        found.depth,
+        found.seconds,
+        found.transitions,
+        found.violations,
+        config=cfg,
+        invariants=tuple(inv.id for inv in chosen),
+        symmetry=symmetric,
+        checkpoint=None if folder is None else str(folder),
+    )
+
+
+def _folder(value: Any, name: str) -> Path:
+    """A folder to write in: made if missing; an InputError if it cannot be."""
+    if not isinstance(value, str | os.PathLike):
+        raise InputError(f"{name}: expected a folder's path (got {value!r})")
+    path = Path(value)
+    if path.exists() and not path.is_dir():
+        raise InputError(f"{name} {value}: not a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"{name} {value}: cannot make the folder ({e.strerror})") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise InputError(f"{name} {value}: not writable")
+    return path
 
 
 def _memory(value: Any) -> int | None:

@@ -14,17 +14,22 @@ from __future__ import annotations
 
 import gc
 import os
-import pickle
 import resource
+import signal
 import sys
+import threading
 import time
-import zlib
 from collections.abc import Callable, Hashable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from replcheck.checker.visited import MASK64, NO_PARENT, VisitedTable, as_key
+from replcheck.checker.checkpoint import CheckpointWriter, Saved
+from replcheck.checker.frontier import Level
+from replcheck.checker.spill import SpillingVisited, saved_entries
+from replcheck.checker.visited import MASK64, NO_PARENT, as_key
 from replcheck.invariants import Invariant
-from replcheck.model.errors import ReplcheckError
+from replcheck.model.errors import InputError, ReplcheckError
 from replcheck.model.interface import Action, Model
 
 
@@ -80,6 +85,7 @@ class SearchResult:
     seconds: float
     transitions: int
     violations: dict[str, Violation] = field(default_factory=dict)
+    disk_bytes: int = 0  # the most the visited set and levels held on disk (spilled)
 
     @property
     def exhaustive(self) -> bool:
@@ -107,6 +113,13 @@ def default_memory_budget() -> int | None:
     return int(total * 0.8) if total > 0 else None
 
 
+def safety_memory_limit() -> int | None:
+    """95% of this machine's memory: whatever the budget of the visited set and levels,
+    a search stops with a report here rather than meet the OOM killer."""
+    budget = default_memory_budget()
+    return None if budget is None else budget // 80 * 95
+
+
 def fingerprint(state: Hashable) -> int:
     """64-bit fingerprint.  States hold only ints and tuples, whose hash does not
     depend on PYTHONHASHSEED, so fingerprints agree across processes."""
@@ -121,6 +134,10 @@ def bfs(
     max_states: int | None = None,
     time_limit: float | None = None,
     memory_limit: int | None = None,
+    ram_budget: int | None = None,
+    spill_dir: str | os.PathLike | None = None,
+    checkpoint: CheckpointWriter | None = None,
+    resume: Saved | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     progress_every: float = 3.0,
 ) -> SearchResult:
@@ -130,104 +147,285 @@ def bfs(
     counterexample or the state space is exhausted, so one run gives a verdict
     for each invariant.  ``time_limit`` (seconds) and ``memory_limit`` (bytes of
     peak resident memory) stop the search cleanly with what it found so far.
+    ``ram_budget`` (bytes) bounds the visited set and the levels in RAM: past it they
+    spill to a folder in ``spill_dir`` (default: the system's temporary folder).
+    ``checkpoint`` writes the search's state at level boundaries and when it stops;
+    ``resume`` goes on from one (the same model, invariants and symmetry).
     """
     if symmetry is None:  # the model's choice (Kafka: on; the TLA+ spec: off, as TLC)
         symmetry = model.default_symmetry
     canon = model.representative if symmetry else _same
-    start = time.monotonic()
-    visited = VisitedTable()
-    found: dict[str, tuple[int, str]] = {}  # invariant id -> (state number, message)
+    space = Storage(ram_budget, spill_dir)
+    found: dict[str, tuple[int, str]] = {}  # invariant id -> (fingerprint, message)
     pending = list(invariants)
-    frontier = Level()
-    transitions = 0
-    expanded = 0
-    depth = 0
-    status = "complete"
 
-    def check(number: int, state: Hashable) -> None:
+    def check(fp: int, state: Hashable) -> None:
         for inv in pending:
             message = inv.check(state)
             if message is not None:
-                found[inv.id] = (number, message)
+                found[inv.id] = (fp, message)
         if len(found) != len(invariants) - len(pending):
             pending[:] = [inv for inv in pending if inv.id not in found]
 
-    for init in model.init_states():
-        state = canon(init)
-        number = visited.add(as_key(fingerprint(state)), NO_PARENT)
-        if number >= 0:
-            frontier.append((number, state))
-            check(number, state)
+    if resume is None:
+        visited = space.visited()
+        frontier, next_level, in_level = space.level(), space.level(), False
+        depth = transitions = 0
+        before = 0.0
+        for init in model.init_states():
+            state = canon(init)
+            fp = fingerprint(state)
+            if visited.add(fp & MASK64, NO_PARENT):
+                frontier.append((fp, state))
+                check(fp, state)
+    else:
+        visited, frontier, next_level, retry = space.resume(resume)
+        in_level, depth, transitions = resume.in_level, resume.depth, resume.transitions
+        before = resume.seconds
+        wanted = {inv.id for inv in invariants}
+        found.update((i, (fp, m)) for i, fp, m in resume.found if i in wanted)
+        pending[:] = [inv for inv in pending if inv.id not in found]
+        for parent_fp, succ in retry.drain():  # states a stopped parallel round deferred
+            fp = fingerprint(succ)
+            if visited.add(fp & MASK64, parent_fp):
+                next_level.append((fp, succ))
+                check(fp, succ)
 
+    start = time.monotonic()
     next_report = start + progress_every
     actions, next_state, add = model.actions, model.next_state, visited.add
     deadline = start + time_limit if time_limit is not None else 0.0
-    last = max_states - 1 if max_states is not None else -1  # the number of the last state
+    status = "complete"
+    expanded = 0
+    clean = True  # False if Ctrl-C raised mid-update: no checkpoint of a torn state
     # States are tuples of ints: they form no reference cycles, so the cyclic collector
     # has nothing to free, yet its full passes over millions of live states took a
     # quarter of a long run (measured).  Off for the search, back on after it.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        while frontier and pending:
-            if max_states is not None and len(visited) >= max_states:
-                status = "max-states"
-                break
-            depth += 1
-            next_level = Level()
-            full = False  # max_states reached: not one state more
-            for parent_number, state in frontier.drain():
-                for action in actions(state):
-                    transitions += 1
-                    succ = canon(next_state(state, action))
-                    number = add(hash(succ) & MASK64, parent_number)  # as_key(fingerprint)
-                    if number < 0:
-                        continue
-                    next_level.append((number, succ))
-                    check(number, succ)
-                    if number == last:
-                        full = True
+        with interrupt_flag() as interrupted:
+            while pending:
+                if not in_level:
+                    if not frontier:
                         break
-                expanded += 1
-                if expanded & 0xFF == 0 and (on_progress or deadline or memory_limit):
-                    now = time.monotonic()
-                    if deadline and now >= deadline:
-                        status = "timeout"
+                    if max_states is not None and len(visited) >= max_states:
+                        status = "max-states"
                         break
-                    if memory_limit and peak_memory_bytes() >= memory_limit:
-                        status = "memory"
-                        break
-                    if on_progress is not None and now >= next_report:
-                        next_report = now + progress_every
-                        on_progress(
-                            Progress(len(visited), len(next_level), depth, now - start, len(found))
+                    if checkpoint is not None and checkpoint.due():
+                        space.save(
+                            checkpoint,
+                            visited,
+                            frontier,
+                            None,
+                            depth,
+                            transitions,
+                            before + time.monotonic() - start,
+                            found,
+                            "level",
                         )
-                if full:
+                    depth += 1
+                    next_level, in_level = space.level(), True
+                while status == "complete" and (batch := frontier.take(Level.CHUNK)):
+                    for k, (parent_fp, state) in enumerate(batch):
+                        taken = 0
+                        for action in actions(state):
+                            taken += 1
+                            succ = canon(next_state(state, action))
+                            fp = hash(succ)  # fingerprint(succ)
+                            if not add(fp & MASK64, parent_fp):  # as_key(fp)
+                                continue
+                            next_level.append((fp, succ))
+                            check(fp, succ)
+                            if max_states is not None and len(visited) >= max_states:
+                                status = "max-states"
+                                break
+                        if status == "max-states":  # expanded again on resume: not counted
+                            frontier.push_front(batch[k:])
+                            break
+                        transitions += taken
+                        expanded += 1
+                        if expanded & 0xFF == 0:
+                            now = time.monotonic()
+                            space.note_disk(visited, frontier, next_level)
+                            if interrupted():
+                                status = "interrupted"
+                            elif deadline and now >= deadline:
+                                status = "timeout"
+                            elif memory_limit and peak_memory_bytes() >= memory_limit:
+                                status = "memory"
+                            elif on_progress is not None and now >= next_report:
+                                next_report = now + progress_every
+                                on_progress(
+                                    Progress(
+                                        len(visited),
+                                        len(next_level),
+                                        depth,
+                                        before + now - start,
+                                        len(found),
+                                    )
+                                )
+                            if status != "complete":
+                                frontier.push_front(batch[k + 1 :])
+                                break
+                if status != "complete":
                     break
-            if status in ("timeout", "memory"):
-                break
-            frontier = next_level
-            if not next_level:
-                depth -= 1  # the last level produced nothing new
-        if frontier and not pending:
+                if not pending:  # every invariant violated: the level need not finish
+                    break
+                frontier.close()
+                frontier, next_level, in_level = next_level, space.level(), False
+                if not frontier:
+                    depth -= 1  # the last level produced nothing new
+        if status == "complete" and not pending and (frontier or in_level):
             status = "all-violated"
     except KeyboardInterrupt:
         status = "interrupted"
+        clean = False
     finally:
         if collecting:
             gc.enable()
 
-    seconds = time.monotonic() - start
+    seconds = before + time.monotonic() - start
+    if checkpoint is not None and clean:
+        space.save(
+            checkpoint,
+            visited,
+            frontier,
+            next_level if in_level else None,
+            depth,
+            transitions,
+            seconds,
+            found,
+            status,
+        )
     violations = {}
     exact = model.canonical if symmetry else _same
     for inv in invariants:  # registry order: the most important violation first
         if inv.id in found:
-            number, message = found[inv.id]
-            chain = visited.chain(number)
+            fp, message = found[inv.id]
+            chain = visited.chain(fp & MASK64)
             violations[inv.id] = violation(model, inv, message, chain, canon, exact)
     if status == "complete" and violations and len(violations) == len(invariants):
         status = "all-violated"
-    return SearchResult(status, len(visited), depth, seconds, transitions, violations)
+    disk = space.disk_peak(visited, frontier, next_level)
+    result = SearchResult(status, len(visited), depth, seconds, transitions, violations, disk)
+    frontier.close()
+    next_level.close()
+    visited.close()
+    return result
+
+
+@contextmanager
+def interrupt_flag() -> Iterator[Callable[[], bool]]:
+    """While a search runs, Ctrl-C sets a flag it reads between states (or rounds)
+    instead of raising in the middle of an update, so what it stops with is whole: a
+    checkpoint can be written, workers can still answer for the traces.  Only in the
+    main thread and when SIGINT has Python's default handler (else Ctrl-C raises)."""
+    hits: list[int] = []
+    installed = False
+    if (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    ):
+        signal.signal(signal.SIGINT, lambda _sig, _frame: hits.append(1))
+        installed = True
+    try:
+        yield lambda: bool(hits)
+    finally:
+        if installed:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+class Storage:
+    """Where a search keeps its states: RAM up to ``ram_budget`` (two thirds for the
+    visited set, a sixth for each level), then the spill folder."""
+
+    def __init__(self, ram_budget: int | None, spill_dir: str | os.PathLike | None) -> None:
+        self.spill_dir = spill_dir
+        self.visited_ram = None if ram_budget is None else ram_budget * 2 // 3
+        self.level_ram = None if ram_budget is None else ram_budget // 6
+        self.peak = 0
+
+    def visited(self) -> SpillingVisited:
+        return SpillingVisited(self.visited_ram, self.spill_dir)
+
+    def level(self) -> Level:
+        return Level(self.level_ram, self.spill_dir)
+
+    def load_level(self, paths: list[Path]) -> Level:
+        return Level.load(paths, self.level_ram, self.spill_dir)
+
+    def resume(self, saved: Saved) -> tuple[SpillingVisited, Level, Level, Level]:
+        """The visited set, the level to expand, the next level so far and the states to
+        offer again, from a checkpoint of any engine (one part per worker that wrote it)."""
+        try:
+            parts = saved.parts
+            if len(parts) == 1:
+                visited = SpillingVisited.load(
+                    saved.folder, parts[0]["visited"], self.visited_ram, self.spill_dir
+                )
+            else:
+                visited = self.visited()
+                for part in parts:
+                    for key, parent in saved_entries(saved.folder, part["visited"]):
+                        visited.add(key, parent)
+            levels = [
+                Level.load(
+                    [saved.path(p[name]) for p in parts if p.get(name)],
+                    self.level_ram,
+                    self.spill_dir,
+                )
+                for name in ("frontier", "next", "retry")
+            ]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise InputError(
+                f"--resume {saved.folder.parent}: the checkpoint does not read ({e})"
+            ) from None
+        if len(visited) != saved.distinct:
+            raise InputError(
+                f"--resume {saved.folder.parent}: {len(visited):,} distinct states in its files, "
+                f"{saved.distinct:,} in checkpoint.json"
+            )
+        return visited, *levels  # type: ignore[return-value]
+
+    def save(
+        self,
+        writer: CheckpointWriter,
+        visited: SpillingVisited,
+        frontier: Level,
+        next_level: Level | None,
+        depth: int,
+        transitions: int,
+        seconds: float,
+        found: dict[str, tuple[int, str]],
+        status: str,
+    ) -> None:
+        data = writer.begin()
+        part = {"visited": visited.save(data, "visited"), "frontier": "frontier.bin"}
+        frontier.save(data / "frontier.bin")
+        if next_level is not None:
+            part["next"] = "next.bin"
+            next_level.save(data / "next.bin")
+        saved = Saved(
+            identity=writer.identity,
+            depth=depth,
+            in_level=next_level is not None,
+            distinct=len(visited),
+            transitions=transitions,
+            seconds=seconds,
+            found=[(i, fp, m) for i, (fp, m) in found.items()],
+            parts=[part],
+            status=status,
+        )
+        writer.commit(data, saved)
+
+    def note_disk(self, visited: SpillingVisited, *levels: Level) -> None:
+        """Keep the most bytes on disk so far (a level's file goes once it is read)."""
+        if visited.spilled or any(level.spilled for level in levels):
+            self.peak = self.disk_peak(visited, *levels)
+
+    def disk_peak(self, visited: SpillingVisited, *levels: Level) -> int:
+        return max(self.peak, visited.disk_bytes + sum(level.disk_bytes for level in levels))
 
 
 def _same(state: Hashable) -> Hashable:
@@ -333,38 +531,3 @@ def _concrete_step(
         if exact(succ) == goal:
             return Step(action, succ)
     return None
-
-
-class Level:
-    """One BFS level of (state number, state) pairs.  A long level is kept in chunks,
-    pickled and zlib-compressed: about 17 bytes a Kafka state instead of a kilobyte of
-    objects (pickling 150, compressing 1 microsecond), which is what keeps the whole
-    search under 64 bytes a visited state.  A short level stays a plain list."""
-
-    CHUNK = 4096
-    PICKLE_FROM = 65_536  # states in the level before chunks are pickled
-
-    def __init__(self) -> None:
-        self.chunks: list[bytes] = []
-        self.buffer: list[tuple[int, Hashable]] = []
-        self.size = 0
-
-    def __len__(self) -> int:
-        return self.size
-
-    def append(self, item: tuple[int, Hashable]) -> None:
-        self.buffer.append(item)
-        self.size += 1
-        if self.size >= self.PICKLE_FROM and len(self.buffer) >= self.CHUNK:
-            data = pickle.dumps(self.buffer, pickle.HIGHEST_PROTOCOL)
-            self.chunks.append(zlib.compress(data, 3))
-            self.buffer = []
-
-    def drain(self) -> Iterator[tuple[int, Hashable]]:
-        """The items in the order they came, each chunk freed once it is read."""
-        chunks, buffer = self.chunks, self.buffer
-        self.chunks, self.buffer, self.size = [], [], 0
-        chunks.reverse()
-        while chunks:
-            yield from pickle.loads(zlib.decompress(chunks.pop()))
-        yield from buffer

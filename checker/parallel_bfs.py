@@ -37,22 +37,27 @@ import threading
 import time
 import traceback
 from array import array
-from collections.abc import Callable, Hashable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Hashable, Sequence
+from contextlib import suppress
 from multiprocessing.connection import Connection, wait
+from pathlib import Path
 
 from replcheck.checker.bfs import (
     Progress,
     SearchResult,
+    Storage,
     _same,
     bfs,
     fingerprint,
+    interrupt_flag,
     peak_memory_bytes,
     violation,
 )
-from replcheck.checker.visited import MASK64, NO_PARENT, VisitedTable, as_key
+from replcheck.checker.checkpoint import CheckpointWriter, Saved
+from replcheck.checker.spill import saved_entries
+from replcheck.checker.visited import MASK64, NO_PARENT, as_key
 from replcheck.invariants import Invariant
-from replcheck.model.errors import ReplcheckError
+from replcheck.model.errors import InputError, ReplcheckError
 from replcheck.model.interface import Model
 
 # States one worker expands per round: rounds are where limits, progress and Ctrl-C
@@ -127,6 +132,10 @@ def parallel_bfs(
     max_states: int | None = None,
     time_limit: float | None = None,
     memory_limit: int | None = None,
+    ram_budget: int | None = None,
+    spill_dir: str | os.PathLike | None = None,
+    checkpoint: CheckpointWriter | None = None,
+    resume: Saved | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     progress_every: float = 3.0,
 ) -> SearchResult:
@@ -138,7 +147,9 @@ def parallel_bfs(
     a search that stops there has visited exactly ``max_states``.  ``memory_limit``
     is compared with this process's peak resident memory plus, for each worker, the
     most it has added to its resident memory since it started (a forked worker starts
-    out sharing this process's pages, which are not counted again).
+    out sharing this process's pages, which are not counted again).  ``ram_budget`` is
+    shared out evenly: each worker spills past its share.  A checkpoint has a part per
+    worker; one written with any number of workers resumes with any other.
     """
     if workers < 1:
         raise ValueError(f"workers must be at least 1, not {workers}")
@@ -153,6 +164,10 @@ def parallel_bfs(
             max_states=max_states,
             time_limit=time_limit,
             memory_limit=memory_limit,
+            ram_budget=ram_budget,
+            spill_dir=spill_dir,
+            checkpoint=checkpoint,
+            resume=resume,
             on_progress=on_progress,
             progress_every=progress_every,
         )
@@ -160,44 +175,86 @@ def parallel_bfs(
     if symmetry is None:  # the model's choice (Kafka: on; the TLA+ spec: off, as TLC)
         symmetry = model.default_symmetry
     canon = model.representative if symmetry else _same
-    start = time.monotonic()
     found: dict[int, tuple[int, str]] = {}  # invariant index -> (fingerprint, message)
     pending = list(range(len(invariants)))
     shards: list[list[tuple[int, Hashable]]] = [[] for _ in range(workers)]
-    seen: set[int] = set()
-    for init in model.init_states():
-        state = canon(init)
-        fp = fingerprint(state)
-        if fp not in seen:
-            seen.add(fp)
-            shards[owner_of(fp, workers)].append((fp, state))
-            for i in pending:
-                message = invariants[i].check(state)
-                if message is not None:
-                    found[i] = (fp, message)
-            pending = [i for i in pending if i not in found]
+    in_level = False  # resumed in the middle of a level
+    if resume is None:
+        seen: set[int] = set()
+        for init in model.init_states():
+            state = canon(init)
+            fp = fingerprint(state)
+            if fp not in seen:
+                seen.add(fp)
+                shards[owner_of(fp, workers)].append((fp, state))
+                for i in pending:
+                    message = invariants[i].check(state)
+                    if message is not None:
+                        found[i] = (fp, message)
+                pending = [i for i in pending if i not in found]
+        distinct, transitions, depth, before = len(seen), 0, 0, 0.0
+    else:
+        index = {inv.id: i for i, inv in enumerate(invariants)}
+        found.update((index[i], (fp, m)) for i, fp, m in resume.found if i in index)
+        pending = [i for i in pending if i not in found]
+        distinct, transitions, depth = resume.distinct, resume.transitions, resume.depth
+        before, in_level = resume.seconds, resume.in_level
 
-    distinct = len(seen)
-    frontier = distinct  # states in the level being expanded
+    start = time.monotonic() - before
+    frontier = distinct  # states in the level being expanded (not 0: the loop starts)
     queued = 0  # states found so far for the next level
-    transitions = 0
-    depth = 0
     status = "complete"
-    next_report = start + progress_every
-    deadline = start + time_limit if time_limit is not None else 0.0
+    clean = True  # False if the workers may hold a torn state: no checkpoint then
+    level_open = in_level  # the workers' frontiers still hold states of level ``depth``
+    next_report = time.monotonic() + progress_every
+    deadline = time.monotonic() + time_limit if time_limit is not None else 0.0
     rounds = 0
+
+    def save(mid_level: bool) -> None:
+        """A checkpoint: each worker writes its part, this process the rest."""
+        assert checkpoint is not None
+        data = checkpoint.begin()
+        parts = cluster.save(data, mid_level)
+        found_ids = [(invariants[i].id, fp, m) for i, (fp, m) in found.items()]
+        checkpoint.commit(
+            data,
+            Saved(
+                identity=checkpoint.identity,
+                depth=depth,
+                in_level=mid_level,
+                distinct=distinct,
+                transitions=transitions,
+                seconds=time.monotonic() - start,
+                found=found_ids,
+                parts=parts,
+                status=status if mid_level or status != "complete" else "level",
+            ),
+        )
+
     with (
-        _interrupt_flag() as interrupted,
-        _Cluster(model, invariants, symmetry, workers) as cluster,
+        interrupt_flag() as interrupted,
+        _Cluster(model, invariants, symmetry, workers, ram_budget, spill_dir) as cluster,
     ):
         try:
-            cluster.init(shards)
+            if resume is None:
+                cluster.init(shards)
+            else:
+                loaded, frontier = cluster.resume(resume)
+                if loaded != distinct:
+                    raise InputError(
+                        f"--resume {resume.folder.parent}: {loaded:,} distinct states in its "
+                        f"files, {distinct:,} in checkpoint.json"
+                    )
             while frontier and pending:
-                if max_states is not None and distinct >= max_states:
-                    status = "max-states"
-                    break
-                depth += 1
-                new_level = True
+                if not in_level:
+                    if max_states is not None and distinct >= max_states:
+                        status = "max-states"
+                        break
+                    if checkpoint is not None and checkpoint.due():
+                        save(False)
+                    depth += 1
+                new_level, in_level = not in_level, False
+                level_open = True
                 while True:
                     quotas = None
                     if max_states is not None:
@@ -231,6 +288,7 @@ def parallel_bfs(
                     if on_progress is not None and now >= next_report:
                         next_report = now + progress_every
                         on_progress(Progress(distinct, queued, depth, now - start, len(found)))
+                    level_open = bool(remaining)
                     if not remaining or (max_states is not None and distinct >= max_states):
                         break
                 if status != "complete":
@@ -243,7 +301,10 @@ def parallel_bfs(
         except KeyboardInterrupt:  # from on_progress, or a SIGINT handler of the caller's
             status = "interrupted"
             cluster.drain()
+            clean = False
         seconds = time.monotonic() - start
+        if checkpoint is not None and clean:
+            save(level_open)
         violations = {}
         exact = model.canonical if symmetry else _same
         for i, inv in enumerate(invariants):  # registry order, as bfs reports them
@@ -251,29 +312,10 @@ def parallel_bfs(
                 fp, message = found[i]
                 chain = cluster.chain(fp)
                 violations[inv.id] = violation(model, inv, message, chain, canon, exact)
+        disk = cluster.disk_bytes()
     if status == "complete" and violations and len(violations) == len(invariants):
         status = "all-violated"
-    return SearchResult(status, distinct, depth, seconds, transitions, violations)
-
-
-@contextmanager
-def _interrupt_flag() -> Iterator[Callable[[], bool]]:
-    """While the search runs, Ctrl-C sets a flag the coordinator reads between rounds
-    instead of raising mid-exchange, so the workers can still answer for the traces.
-    Only in the main thread and when SIGINT has Python's default handler."""
-    hits: list[int] = []
-    installed = False
-    if (
-        threading.current_thread() is threading.main_thread()
-        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    ):
-        signal.signal(signal.SIGINT, lambda _sig, _frame: hits.append(1))
-        installed = True
-    try:
-        yield lambda: bool(hits)
-    finally:
-        if installed:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+    return SearchResult(status, distinct, depth, seconds, transitions, violations, disk)
 
 
 class WorkerError(ReplcheckError):
@@ -284,9 +326,16 @@ class _Cluster:
     """The worker processes and the coordinator's end of their command pipes."""
 
     def __init__(
-        self, model: Model, invariants: tuple[Invariant, ...], symmetry: bool, workers: int
+        self,
+        model: Model,
+        invariants: tuple[Invariant, ...],
+        symmetry: bool,
+        workers: int,
+        ram_budget: int | None = None,
+        spill_dir: str | os.PathLike | None = None,
     ) -> None:
         self.n = workers
+        self.storage = Storage(None if ram_budget is None else ram_budget // workers, spill_dir)
         self.model = model
         self.invariants = invariants
         self.symmetry = symmetry
@@ -324,6 +373,7 @@ class _Cluster:
                     target=_worker,
                     args=(w, n, self.model, self.invariants, self.symmetry, ends[w][1]),
                     kwargs={
+                        "storage": self.storage,
                         "inbox": inbox,
                         "outbox": outbox,
                         "to_close": to_close,
@@ -415,6 +465,25 @@ class _Cluster:
         self.moved += sum(count for _, _, count in plan)
         return [a[:-1] for a in answers]
 
+    def _ask(self, *command: object) -> list:
+        for c in self.commands:
+            c.send(command)
+        self.owed.update(range(self.n))
+        return self._collect()
+
+    def save(self, data: Path, mid_level: bool) -> list[dict]:
+        """Each worker writes its part of a checkpoint into ``data``."""
+        return [answer[0] for answer in self._ask("save", str(data), mid_level)]
+
+    def resume(self, saved: Saved) -> tuple[int, int]:
+        """Each worker takes its share of a checkpoint: (visited states, states to expand)."""
+        answers = self._ask("resume", saved)
+        self.held = [a[2] for a in answers]
+        return sum(a[0] for a in answers), sum(a[1] for a in answers)
+
+    def disk_bytes(self) -> int:
+        return sum(answer[0] for answer in self._ask("disk"))
+
     def peak_memory(self) -> int:
         return sum(self.peaks) + peak_memory_bytes()
 
@@ -483,6 +552,7 @@ def _worker(
     symmetry: bool,
     commands: Connection,
     *,
+    storage: Storage,
     inbox: dict[int, Connection],
     outbox: dict[int, Connection],
     to_close: list[Connection],
@@ -493,7 +563,11 @@ def _worker(
     for c in to_close:  # other processes' pipe ends, inherited by fork: EOF must mean gone
         c.close()
     try:
-        _Shard(index, n, model, invariants, symmetry, inbox, outbox, forked).serve(commands)
+        shard = _Shard(index, n, model, invariants, symmetry, storage, inbox, outbox, forked)
+        try:
+            shard.serve(commands)
+        finally:
+            shard.close()
     except (EOFError, OSError):  # the coordinator or a peer is gone: nothing left to do
         pass
     except BaseException:
@@ -511,11 +585,13 @@ class _Shard:
         model: Model,
         invariants: tuple[Invariant, ...],
         symmetry: bool,
+        storage: Storage,
         inbox: dict[int, Connection],
         outbox: dict[int, Connection],
         forked: bool,
     ) -> None:
         self.index = index
+        self.storage = storage
         self.n = n
         self.model = model
         self.invariants = invariants
@@ -524,11 +600,11 @@ class _Shard:
         self.outbox = outbox
         self.peers = [(index + k) % n for k in range(1, n)]  # the fixed processing order
         # fingerprint -> parent fingerprint, in flat arrays (about 32 bytes a state; a
-        # dict took about 100).  hash() never returns -1, so -1 marks "no parent".
-        self.parent = VisitedTable()
-        self.frontier: list[tuple[int, Hashable]] = []
-        self.next: list[tuple[int, Hashable]] = []
-        self.pos = 0
+        # dict took about 100), spilled past the worker's share of the RAM budget.
+        # hash() never returns -1, so -1 marks "no parent".
+        self.parent = storage.visited()
+        self.frontier = storage.level()
+        self.next = storage.level()
         # New states a quota deferred to the next round: this worker's own, and those
         # it claimed from each owner (the owner keeps nothing of a deferred claim).
         self.waiting_own: list[tuple[int, Hashable]] = []
@@ -566,7 +642,8 @@ class _Shard:
             if kind == "round":
                 _, new_level, give, take, pending, size, quota = message
                 if new_level:
-                    self.frontier, self.next, self.pos = self.next, [], 0
+                    self.frontier.close()
+                    self.frontier, self.next = self.next, self.storage.level()
                     self.even_out(give, take)
                 answer = self.round([(i, self.invariants[i]) for i in pending], size, quota)
                 # Out of the collector's reach from now on (reference counting still frees
@@ -581,18 +658,71 @@ class _Shard:
                     self.next.append((fp, state))
                 commands.send(("ok",))
             elif kind == "parent":
-                up = self.parent.parents[self.parent.find(as_key(message[1]))]
+                up = self.parent.parent_of(as_key(message[1]))
                 commands.send(("ok", None if up == NO_PARENT else up))
+            elif kind == "save":
+                commands.send(("ok", self.save(Path(message[1]), message[2])))
+            elif kind == "resume":
+                commands.send(("ok", *self.resume(message[1])))
+            elif kind == "disk":
+                levels = self.frontier.disk_bytes + self.next.disk_bytes
+                commands.send(("ok", self.parent.disk_bytes + levels))
             elif kind == "stop":
                 return
             else:  # pragma: no cover - a coordinator bug
                 raise ValueError(f"unknown command {kind!r}")
 
+    def close(self) -> None:
+        for held in (self.parent, self.frontier, self.next):
+            held.close()
+
+    def save(self, data: Path, mid_level: bool) -> dict:
+        """Write this worker's part of a checkpoint (see ``checker.checkpoint``)."""
+        name = f"w{self.index}"
+        part: dict = {"visited": self.parent.save(data, f"visited-{name}")}
+        levels = (
+            {"frontier": self.frontier, "next": self.next} if mid_level else {"frontier": self.next}
+        )
+        waiting = [
+            *self.waiting_own,
+            *(c for claims in self.waiting_claims for c in claims.values()),
+        ]
+        if waiting:
+            retry = self.storage.level()
+            retry.extend(waiting)
+            levels["retry"] = retry
+        for kind, level in levels.items():
+            part[kind] = f"{kind}-{name}.bin"
+            level.save(data / part[kind])
+        return part
+
+    def resume(self, saved: Saved) -> tuple[int, int, int]:
+        """Take this worker's share of a checkpoint: the visited states it owns, from every
+        part, and the levels of the parts ``index`` modulo the workers (written by another
+        number of workers, the frontiers are evened out at the next level).  Returns
+        (visited states owned, states to expand or offer, next-level states held)."""
+        n, index = self.n, self.index
+        for part in saved.parts:
+            for key, parent in saved_entries(saved.folder, part["visited"]):
+                if owner_of(key, n) == index:
+                    self.parent.add(key, parent)
+        mine = saved.parts[index::n]
+        levels = {
+            kind: self.storage.load_level([saved.path(p[kind]) for p in mine if p.get(kind)])
+            for kind in ("frontier", "next", "retry")
+        }
+        if saved.in_level:
+            self.frontier, self.next = levels["frontier"], levels["next"]
+        else:
+            self.next = levels["frontier"]
+        self.waiting_own = list(levels["retry"].drain())
+        work = len(self.frontier) + len(self.next) + len(self.waiting_own)
+        return len(self.parent), work, len(self.next)
+
     def even_out(self, give: list[tuple[int, int]], take: list[int]) -> None:
-        """Send the last states of the frontier to, or take states from, other workers."""
+        """Send the first states of the frontier to, or take states from, other workers."""
         for dst, count in give:
-            batch = self.frontier[-count:]
-            del self.frontier[-count:]
+            batch = self.frontier.take(count)
             self.outgoing.put((self.outbox[dst], pickle.dumps(batch, pickle.HIGHEST_PROTOCOL)))
         if take:
             received = self._gather(take)
@@ -607,7 +737,7 @@ class _Shard:
         level (see :func:`parallel_bfs`), so every state still gets its BFS depth.
         """
         index, n, keep, golden = self.index, self.n, self.next.append, _GOLDEN
-        add, find = self.parent.add, self.parent.find
+        add, seen = self.parent.add, self.parent.seen
         room = sys.maxsize if quota is None else quota
         actions, next_state, canon = self.model.actions, self.model.next_state, self.canon
         hits: dict[int, tuple[int, int, int, str]] = {}
@@ -630,10 +760,9 @@ class _Shard:
         # Claims start with those an owner deferred last round, in the order they came.
         claims, self.waiting_claims = self.waiting_claims, [{} for _ in range(n)]
         retry, self.waiting_own = self.waiting_own, []
-        end = min(self.pos + size, len(self.frontier))
         expanded = (
             (parent_fp, canon(next_state(state, action)))
-            for parent_fp, state in self.frontier[self.pos : end]
+            for parent_fp, state in self.frontier.take(size)
             for action in actions(state)
         )
         for origin in (retry, expanded):
@@ -643,10 +772,10 @@ class _Shard:
                 w = (((fp * golden) >> 32) & 0xFFFFFFFF) % n  # owner_of, inlined
                 if w == index:
                     if not room:
-                        if find(fp & MASK64) < 0:
+                        if not seen(fp & MASK64):
                             deferred.append((parent_fp, succ))
                         continue
-                    if add(fp & MASK64, parent_fp) >= 0:  # as_key(fp): new here
+                    if add(fp & MASK64, parent_fp):  # as_key(fp): new here
                         new += 1
                         room -= 1
                         keep((fp, succ))
@@ -656,7 +785,6 @@ class _Shard:
                     mine = claims[w]
                     if fp not in mine:
                         mine[fp] = (parent_fp, succ)
-        self.pos = end
         self.waiting_own = deferred
         moves = offered - len(retry)  # the transitions taken: retried states were counted
 
@@ -673,10 +801,10 @@ class _Shard:
             verdict = bytearray(half)
             for k, fp in enumerate(body[:half]):
                 if not room:
-                    if find(fp & MASK64) < 0:
+                    if not seen(fp & MASK64):
                         verdict[k] = 2
                     continue
-                if add(fp & MASK64, body[half + k]) >= 0:  # as_key(fp)
+                if add(fp & MASK64, body[half + k]):  # as_key(fp)
                     verdict[k] = 1
                     room -= 1
             new += verdict.count(1)
@@ -690,7 +818,7 @@ class _Shard:
                         check(fp, claim[1])
                 elif answer == 2:
                     self.waiting_claims[p][fp] = claim
-        left = len(self.frontier) - self.pos
+        left = len(self.frontier)
         waiting = len(self.waiting_own) + sum(len(c) for c in self.waiting_claims)
         return new, moves, left, len(self.next), list(hits.values()), waiting
 

@@ -29,9 +29,13 @@ class VisitedTable:
     a state number for ``bfs`` (what :meth:`chain` follows), or any signed 64-bit value,
     such as the parent's fingerprint in a shard of ``checker.parallel_bfs``."""
 
-    def __init__(self, capacity: int = 1 << 16) -> None:
+    def __init__(self, capacity: int = 1 << 16, max_bytes: int | None = None) -> None:
         self.keys = array("Q")  # number -> fingerprint
         self.parents = array("q")  # number -> parent's number (NO_PARENT for an initial state)
+        # Past max_bytes the index is not doubled: ``full`` is set instead, and the owner
+        # (``checker.spill.SpillingVisited``) moves the table to disk.
+        self.max_bytes = max_bytes
+        self.full = False
         self._index_for(max(16, 1 << (capacity * 3 // 2).bit_length()))
 
     def _index_for(self, size: int) -> None:
@@ -67,7 +71,11 @@ class VisitedTable:
         self.parents.append(parent)
         index[slot] = number + 1
         if number >= self.limit:
-            self._index_for(2 * (self.mask + 1))
+            size = 2 * (self.mask + 1)
+            if self.max_bytes is not None and 8 * size + 16 * self.limit > self.max_bytes:
+                self.full = True
+            else:
+                self._index_for(size)
         return number
 
     def find(self, key: int) -> int:

@@ -36,7 +36,6 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     [
         (["--max-states", "300"], "max-states", "stopped at --max-states"),
         (["--timeout", "0.3"], "timeout", "stopped at --timeout"),
-        (["--memory", "64M"], "memory", "stopped at the --memory budget"),
     ],
 )
 def test_check_that_stops_at_a_limit_is_incomplete_exit_3(capsys, limit, status, note):

@@ -325,7 +325,8 @@ def add_limit_args(
     max_states_help: str,
     max_states_default: int | None = None,
 ) -> None:
-    """--max-states, --timeout, --memory: each stops the search cleanly (exit 3)."""
+    """--max-states, --timeout: each stops the search cleanly (exit 3); --memory and
+    --spill-dir: where the states go."""
     g.add_argument(
         "--max-states",
         type=positive_int,
@@ -341,14 +342,21 @@ def add_limit_args(
         "violation was found)",
     )
     budget = default_memory_budget()
+    shown = format_bytes(budget) if budget else "no limit"
     g.add_argument(
         "--memory",
         type=memory_size,
         default=budget,
         metavar="SIZE",
-        help="stop when this process's memory reaches SIZE (e.g. 2G, 500M) and report what "
-        "was explored (exit 3 unless a violation was found; default: 80%% of this machine's "
-        f"memory, {format_bytes(budget) if budget else 'no limit'})",
+        help="RAM for the visited states and the levels (e.g. 2G, 500M); past it they spill "
+        "to disk (--spill-dir) and the search goes on, as TLC's disk-backed sets do "
+        f"(default: 80%% of this machine's memory, {shown})",
+    )
+    g.add_argument(
+        "--spill-dir",
+        metavar="DIR",
+        help="where the states past --memory go: a new folder in DIR, removed at the end "
+        "(default: the system's temporary folder; with --checkpoint, inside it)",
     )
 
 

@@ -72,6 +72,8 @@ def to_json(
         "mode": getattr(config, "mode", None),  # the Kafka release; None for the spec
         "symmetry": symmetry,
         "fingerprint_collision_probability": result.collision_probability,
+        "disk_bytes": result.disk_bytes,  # the most the states held on disk past --memory
+        "checkpoint": getattr(result, "checkpoint", None),
         "config": config.to_dict(),
         "invariants": verdicts(result, invariants),
         "violations": {

@@ -8,20 +8,32 @@ import sys
 
 import replcheck
 from replcheck.checker.bfs import SearchResult
+from replcheck.checker.checkpoint import DEFAULT_EVERY as DEFAULT_CHECKPOINT_EVERY
+from replcheck.checker.checkpoint import load as load_checkpoint
 from replcheck.checker.cli.args import (
     add_model_args,
     add_model_choice,
     add_search_args,
     add_workers_arg,
+    format_bytes,
     model_config_from_args,
     progress_printer,
+    seconds,
 )
-from replcheck.checker.cli.exits import EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION
+from replcheck.checker.cli.exits import (
+    EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_VIOLATION,
+    UsageError,
+)
 from replcheck.checker.cli.outputs import check_writable
 from replcheck.checker.cli.report import cell, rebuild_errors, result_word, table, to_json
 from replcheck.invariants import registry, select
 from replcheck.model.kafka.config import Config
 from replcheck.model.registry import AnyConfig
+from replcheck.model.tla.config import KAFKA_MODEL
+from replcheck.options import model_config
 from replcheck.results import CheckResult
 from replcheck.traces.itf import trace_to_itf, write_itf
 from replcheck.traces.text import format_plain_trace, format_trace
@@ -53,21 +65,108 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="write the first counterexample (ITF JSON, Apalache ADR-015) to FILE",
     )
+    g = p.add_argument_group("engine")
+    g.add_argument(
+        "--engine",
+        choices=("local", "spark"),
+        default="local",
+        help="local: worker processes on this machine (default); spark: Spark jobs, a BFS "
+        "level at a time, the levels as Parquet (for a cluster; --checkpoint keeps them)",
+    )
+    g.add_argument(
+        "--master",
+        metavar="URL",
+        help="with --engine spark: the Spark master (default local[*], or spark-submit's)",
+    )
+    g = p.add_argument_group("checkpoints (TLC's -recover)")
+    g.add_argument(
+        "--checkpoint",
+        metavar="DIR",
+        help="write the search's state to DIR at level boundaries (at most every "
+        "--checkpoint-every seconds) and whenever it stops, Ctrl-C included; go on with "
+        "--resume DIR",
+    )
+    g.add_argument(
+        "--checkpoint-every",
+        type=seconds,
+        default=DEFAULT_CHECKPOINT_EVERY,
+        metavar="SECONDS",
+        help=f"the least time between two checkpoints (default {DEFAULT_CHECKPOINT_EVERY:.0f})",
+    )
+    g.add_argument(
+        "--resume",
+        metavar="DIR",
+        help="go on from the checkpoint in DIR, with the model, invariants and symmetry it "
+        "was started with (the limits, --workers and --memory are this run's); the same "
+        "counts and counterexample lengths as a run never stopped",
+    )
 
 
 def search(config: AnyConfig, args: argparse.Namespace, label: str = "") -> CheckResult:
     """:func:`replcheck.check` the way the search flags ask (``compare`` runs one process
-    per search: one worker is the single-process BFS)."""
+    per search: one worker is the single-process BFS).  With --resume, the model is the
+    checkpoint's (``config`` is what it says, for the report)."""
+    resume = getattr(args, "resume", None)
+    what = {} if resume else {"invariants": args.invariant, "symmetry": args.symmetry}
     return replcheck.check(
-        config,
-        invariants=args.invariant,
-        symmetry=args.symmetry,
+        None if resume else config,
+        **what,
         max_states=args.max_states,
         timeout=args.timeout,
         memory=args.memory,
+        spill_dir=args.spill_dir,
+        checkpoint=getattr(args, "checkpoint", None),
+        checkpoint_every=getattr(args, "checkpoint_every", DEFAULT_CHECKPOINT_EVERY),
+        resume=resume,
         workers=getattr(args, "workers", 1),
+        engine=getattr(args, "engine", "local"),
+        master=getattr(args, "master", None),
         on_progress=None if args.quiet else progress_printer(label),
     )
+
+
+def resume_conflicts(args: argparse.Namespace) -> list[str]:
+    """The model options and invariants given beside --resume (which would ignore them)."""
+    this_run = {
+        "resume",
+        "checkpoint",
+        "checkpoint_every",
+        "max_states",
+        "timeout",
+        "memory",
+        "spill_dir",
+        "workers",
+        "json",
+        "quiet",
+        "trace_out",
+        "command",
+        "func",
+        "engine",
+        "master",
+    }
+    return [
+        "--" + name.replace("_", "-")
+        for name, value in vars(args).items()
+        if name not in this_run
+        and value is not None
+        and not callable(value)
+        and not (name == "model" and value == KAFKA_MODEL)
+    ]
+
+
+def resumed(args: argparse.Namespace) -> tuple[AnyConfig, list]:
+    """The configuration and invariants of the checkpoint --resume names."""
+    if args.engine == "spark":
+        from replcheck.checker.spark_bfs import read_meta
+
+        identity = read_meta(args.resume)["identity"]
+    else:
+        identity = load_checkpoint(args.resume).identity
+    try:
+        config = model_config(identity["config"])
+        return config, select(identity["invariants"], registry(config))
+    except (KeyError, TypeError) as e:
+        raise UsageError(f"--resume {args.resume}: the checkpoint does not say its {e}") from None
 
 
 def symmetry_note(config: AnyConfig, symmetry: bool) -> str:
@@ -98,8 +197,17 @@ def exit_code(result: SearchResult) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    config = model_config_from_args(args)
-    invariants = select(args.invariant, registry(config))
+    if args.resume:
+        given = resume_conflicts(args)
+        if given:
+            raise UsageError(
+                f"--resume {args.resume}: the model, invariants and symmetry are the "
+                f"checkpoint's; drop {', '.join(given)}"
+            )
+        config, invariants = resumed(args)
+    else:
+        config = model_config_from_args(args)
+        invariants = select(args.invariant, registry(config))
     if args.trace_out:
         check_writable(args.trace_out, "--trace-out")
     result = search(config, args)
@@ -126,6 +234,18 @@ def run(args: argparse.Namespace) -> int:
     note = status_note(result)
     if note:
         print(f"note: {note}")
+    if result.disk_bytes:
+        print(
+            f"note: past --memory, the states spilled to disk "
+            f"({format_bytes(result.disk_bytes)} at most)"
+        )
+    if result.checkpoint:
+        resume = (
+            ""
+            if result.exhaustive
+            else f"; go on with: replcheck check --resume {result.checkpoint}"
+        )
+        print(f"checkpoint: {result.checkpoint}{resume}")
     print()
     rows = [inv.id for inv in invariants]
     print(table(rows, ["verdict"], {(r, "verdict"): cell(result, r) for r in rows}))

@@ -1,0 +1,123 @@
+"""Checkpoint and resume: a search stopped anywhere and resumed, with any number of
+workers, ends with the counts and counterexample lengths of one never stopped."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import replcheck
+from tests.conftest import interrupt_replcheck
+
+HW = {"mode": "hw"}  # 87,065 states, five invariants violated
+LOSSLESS = {"kafka": "2.1.0"}  # 80,536 states, none violated
+
+
+def summary(result) -> tuple:
+    lengths = {i: v.length for i, v in result.violations.items()}
+    return result.status, result.distinct_states, result.depth, result.transitions, lengths
+
+
+@pytest.fixture(scope="module")
+def uninterrupted():
+    return {
+        name: summary(replcheck.check(workers=1, **cfg))
+        for name, cfg in (("hw", HW), ("lossless", LOSSLESS))
+    }
+
+
+@pytest.mark.parametrize(("first", "then"), [(1, 1), (2, 2), (1, 2), (2, 1)])
+@pytest.mark.parametrize("name", ["hw", "lossless"])
+def test_stopped_at_max_states_and_resumed_twice(tmp_path, uninterrupted, name, first, then):
+    cfg = HW if name == "hw" else LOSSLESS
+    folder = tmp_path / "ck"
+    stopped = replcheck.check(workers=first, max_states=20_000, checkpoint=folder, **cfg)
+    assert stopped.status == "max-states" and stopped.checkpoint == str(folder)
+    again = replcheck.check(workers=then, max_states=50_000, resume=folder)
+    assert again.status == "max-states" and again.distinct_states == 50_000
+    done = replcheck.check(workers=then, resume=folder)
+    assert summary(done) == uninterrupted[name]
+
+
+def test_stopped_at_its_time_limit_mid_level_and_resumed(tmp_path, uninterrupted):
+    folder = tmp_path / "ck"
+    stopped = replcheck.check(workers=1, timeout=0.5, checkpoint=folder, **LOSSLESS)
+    assert stopped.status == "timeout" and stopped.distinct_states < 80_536
+    doc = json.loads((folder / "checkpoint.json").read_text())
+    assert doc["status"] == "timeout" and doc["distinct_states"] == stopped.distinct_states
+    assert summary(replcheck.check(workers=2, resume=folder)) == uninterrupted["lossless"]
+
+
+def test_a_finished_search_resumed_answers_at_once(tmp_path, uninterrupted):
+    folder = tmp_path / "ck"
+    replcheck.check(workers=2, checkpoint=folder, **HW)
+    assert summary(replcheck.check(workers=1, resume=folder)) == uninterrupted["hw"]
+    assert len(list(folder.glob("data-*"))) == 1  # older checkpoints are dropped
+
+
+def test_checkpoints_at_level_boundaries_while_it_runs(tmp_path, uninterrupted):
+    folder = tmp_path / "ck"
+    result = replcheck.check(workers=1, checkpoint=folder, checkpoint_every=1e-3, **LOSSLESS)
+    assert summary(result) == uninterrupted["lossless"]
+    doc = json.loads((folder / "checkpoint.json").read_text())
+    assert doc["status"] == "complete" and doc["depth"] == result.depth
+
+
+def test_resume_refuses_model_options(tmp_path):
+    folder = tmp_path / "ck"
+    replcheck.check(workers=1, max_states=1000, checkpoint=folder, **HW)
+    with pytest.raises(replcheck.InputError, match="the checkpoint's"):
+        replcheck.check(resume=folder, kafka="2.1.0")
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "replcheck", *argv], capture_output=True, text=True, timeout=600
+    )
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_ctrl_c_leaves_a_checkpoint_that_resumes_to_the_same_verdict(tmp_path):
+    """What a user types: a long run with --checkpoint, Ctrl-C, then --resume (with the
+    default workers: the stopped run had one)."""
+    folder = tmp_path / "ck"
+    model = ["--kafka", "2.1.0", "--records", "3"]  # 468,612 states: about 12 s on one core
+    argv = ["check", *model, "--workers", "1", "--checkpoint", str(folder), "--json"]
+    code, out, err = interrupt_replcheck(argv, 0.2, ready_err=lambda line: "distinct" in line)
+    assert code == 130 and "Traceback" not in err, err
+    stopped = json.loads(out)
+    assert stopped["status"] == "interrupted" and stopped["checkpoint"] == str(folder)
+    code, out, err = cli("check", "--resume", str(folder), "--json", "--quiet")
+    assert code == 0, err
+    resumed = json.loads(out)
+    full = replcheck.check(kafka="2.1.0", records=3)
+    assert resumed["distinct_states"] == full.distinct_states > stopped["distinct_states"]
+    assert (resumed["status"], resumed["depth"], resumed["transitions"]) == (
+        full.status,
+        full.depth,
+        full.transitions,
+    )
+    assert resumed["config"] == full.config.to_dict()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--resume", "{tmp}/none"], "--resume {tmp}/none: no such folder"),
+        (["--resume", "{tmp}"], "--resume {tmp}: no checkpoint there (checkpoint.json is missing)"),
+        (["--checkpoint", "{tmp}/file"], "checkpoint {tmp}/file: not a folder"),
+        (["--resume", "{tmp}/ck", "--kafka", "2.1.0"], "the checkpoint's; drop --kafka"),
+        (["--resume", "{tmp}/bad"], "--resume {tmp}/bad/checkpoint.json: not a checkpoint"),
+    ],
+)
+def test_bad_checkpoint_options_exit_2_with_one_line(tmp_path, argv, message):
+    (tmp_path / "file").write_text("")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "checkpoint.json").write_text("{")
+    replcheck.check(workers=1, max_states=500, checkpoint=tmp_path / "ck", **HW)
+    code, out, err = cli("check", *(a.format(tmp=tmp_path) for a in argv))
+    assert code == 2 and out == "", err
+    assert len(err.strip().splitlines()) == 1 and message.format(tmp=tmp_path) in err, err
