@@ -239,9 +239,10 @@ def spark_bfs(
                     transitions += moves.value
                     found.update((inv_id, (fp, message)) for inv_id, fp, message in hits)
                     seconds = time.monotonic() - start
-                    _write_meta(
-                        base, cfg, ids, symmetry, depth, distinct, transitions, found, seconds
-                    )
+                    if status == "complete":  # a level cut at --max-states is redone on resume
+                        _write_meta(
+                            base, cfg, ids, symmetry, depth, distinct, transitions, found, seconds
+                        )
                     if on_progress is not None:
                         on_progress(Progress(distinct, added, depth, seconds, len(found)))
                     if status != "complete":

@@ -51,3 +51,24 @@ def test_a_walk_on_a_standalone_cluster_equals_the_local_one_and_exits_cleanly(c
     # A successful run prints no Java stack trace (netty's RejectedExecutionException at
     # shutdown used to follow the result).
     assert "Exception" not in remote.stderr and "\tat " not in remote.stderr, remote.stderr
+
+
+def test_exhaustive_bfs_on_a_standalone_cluster_equals_the_local_engine(cluster, tmp_path):
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
+    env.pop("PYSPARK_GATEWAY_PORT", None)
+    argv = [sys.executable, "-m", "replcheck", "check", "--records", "1", "--epochs", "3"]
+    remote = subprocess.run(
+        [*argv, "--engine", "spark", "--master", cluster.url, "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    local = subprocess.run([*argv, "--json", "--quiet"], capture_output=True, text=True)
+    assert remote.returncode == local.returncode == 1, remote.stderr
+    keys = ("status", "distinct_states", "depth", "transitions", "invariants")
+    there, here = json.loads(remote.stdout), json.loads(local.stdout)
+    assert {k: there[k] for k in keys} == {k: here[k] for k in keys}
+    lengths = {i: v["trace_length"] for i, v in there["violations"].items()}
+    assert lengths == {i: v["trace_length"] for i, v in here["violations"].items()}
+    assert "Exception" not in remote.stderr and "\tat " not in remote.stderr, remote.stderr
