@@ -36,10 +36,13 @@ def run(workers: int, memory: str | None) -> dict:
             text=True,
         )
         seconds = time.perf_counter() - start
-    out, _, rss = proc.stdout.rpartition("\n")
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}: {proc.stderr.strip()}")
-    doc = json.loads(out)
+    out, _, rss = proc.stdout.rstrip("\n").rpartition("\n")
+    try:
+        doc = json.loads(out)
+    except json.JSONDecodeError:
+        raise SystemExit(
+            f"{' '.join(argv)} exited {proc.returncode}: {proc.stderr.strip()}"
+        ) from None
     return {
         "states": doc["distinct_states"],
         "status": doc["status"],

@@ -1,13 +1,14 @@
 """Exhaustive breadth-first search with fingerprints and parent links.
 
-Like TLC, the visited set stores only a 64-bit fingerprint of each state and a
-link to the state it was first reached from, in flat arrays
-(:class:`checker.visited.VisitedTable`, about 32 bytes a state).  A
-counterexample is rebuilt afterwards by walking the parent links back to the
-initial state and re-executing the model forward, picking at each step the
-successor with the next fingerprint.  So the search keeps full states only for
-the frontier, compressed in chunks once a level grows long (:class:`Level`), and
-every counterexample is a real execution of the model, as short as any.
+Like TLC, the visited set stores only a 64-bit fingerprint of each state and its
+parent's, in flat arrays (:class:`checker.visited.VisitedTable`, about 32 bytes a
+state), on disk past a RAM budget (``checker.spill``).  A counterexample is rebuilt
+afterwards by walking the parent links back to the initial state and re-executing
+the model forward, picking at each step the successor with the next fingerprint.
+So the search keeps full states only for the levels, compressed in chunks once a
+level grows long and on disk past the budget (``checker.frontier``), and every
+counterexample is a real execution of the model, as short as any.  A search can
+be checkpointed and resumed (``checker.checkpoint``, ``checker.storage``).
 """
 
 from __future__ import annotations
@@ -22,14 +23,13 @@ import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from replcheck.checker.checkpoint import CheckpointWriter, Saved
 from replcheck.checker.frontier import Level
-from replcheck.checker.spill import SpillingVisited, saved_entries
+from replcheck.checker.storage import Storage
 from replcheck.checker.visited import MASK64, NO_PARENT, as_key
 from replcheck.invariants import Invariant
-from replcheck.model.errors import InputError, ReplcheckError
+from replcheck.model.errors import ReplcheckError
 from replcheck.model.interface import Action, Model
 
 
@@ -334,98 +334,6 @@ def interrupt_flag() -> Iterator[Callable[[], bool]]:
     finally:
         if installed:
             signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
-class Storage:
-    """Where a search keeps its states: RAM up to ``ram_budget`` (two thirds for the
-    visited set, a sixth for each level), then the spill folder."""
-
-    def __init__(self, ram_budget: int | None, spill_dir: str | os.PathLike | None) -> None:
-        self.spill_dir = spill_dir
-        self.visited_ram = None if ram_budget is None else ram_budget * 2 // 3
-        self.level_ram = None if ram_budget is None else ram_budget // 6
-        self.peak = 0
-
-    def visited(self) -> SpillingVisited:
-        return SpillingVisited(self.visited_ram, self.spill_dir)
-
-    def level(self) -> Level:
-        return Level(self.level_ram, self.spill_dir)
-
-    def load_level(self, paths: list[Path]) -> Level:
-        return Level.load(paths, self.level_ram, self.spill_dir)
-
-    def resume(self, saved: Saved) -> tuple[SpillingVisited, Level, Level, Level]:
-        """The visited set, the level to expand, the next level so far and the states to
-        offer again, from a checkpoint of any engine (one part per worker that wrote it)."""
-        try:
-            parts = saved.parts
-            if len(parts) == 1:
-                visited = SpillingVisited.load(
-                    saved.folder, parts[0]["visited"], self.visited_ram, self.spill_dir
-                )
-            else:
-                visited = self.visited()
-                for part in parts:
-                    for key, parent in saved_entries(saved.folder, part["visited"]):
-                        visited.add(key, parent)
-            levels = [
-                Level.load(
-                    [saved.path(p[name]) for p in parts if p.get(name)],
-                    self.level_ram,
-                    self.spill_dir,
-                )
-                for name in ("frontier", "next", "retry")
-            ]
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise InputError(
-                f"--resume {saved.folder.parent}: the checkpoint does not read ({e})"
-            ) from None
-        if len(visited) != saved.distinct:
-            raise InputError(
-                f"--resume {saved.folder.parent}: {len(visited):,} distinct states in its files, "
-                f"{saved.distinct:,} in checkpoint.json"
-            )
-        return visited, *levels  # type: ignore[return-value]
-
-    def save(
-        self,
-        writer: CheckpointWriter,
-        visited: SpillingVisited,
-        frontier: Level,
-        next_level: Level | None,
-        depth: int,
-        transitions: int,
-        seconds: float,
-        found: dict[str, tuple[int, str]],
-        status: str,
-    ) -> None:
-        data = writer.begin()
-        part = {"visited": visited.save(data, "visited"), "frontier": "frontier.bin"}
-        frontier.save(data / "frontier.bin")
-        if next_level is not None:
-            part["next"] = "next.bin"
-            next_level.save(data / "next.bin")
-        saved = Saved(
-            identity=writer.identity,
-            depth=depth,
-            in_level=next_level is not None,
-            distinct=len(visited),
-            transitions=transitions,
-            seconds=seconds,
-            found=[(i, fp, m) for i, (fp, m) in found.items()],
-            parts=[part],
-            status=status,
-        )
-        writer.commit(data, saved)
-
-    def note_disk(self, visited: SpillingVisited, *levels: Level) -> None:
-        """Keep the most bytes on disk so far (a level's file goes once it is read)."""
-        if visited.spilled or any(level.spilled for level in levels):
-            self.peak = self.disk_peak(visited, *levels)
-
-    def disk_peak(self, visited: SpillingVisited, *levels: Level) -> int:
-        return max(self.peak, visited.disk_bytes + sum(level.disk_bytes for level in levels))
 
 
 def _same(state: Hashable) -> Hashable:

@@ -45,7 +45,6 @@ from pathlib import Path
 from replcheck.checker.bfs import (
     Progress,
     SearchResult,
-    Storage,
     _same,
     bfs,
     fingerprint,
@@ -55,6 +54,7 @@ from replcheck.checker.bfs import (
 )
 from replcheck.checker.checkpoint import CheckpointWriter, Saved
 from replcheck.checker.spill import saved_entries
+from replcheck.checker.storage import Storage
 from replcheck.checker.visited import MASK64, NO_PARENT, as_key
 from replcheck.invariants import Invariant
 from replcheck.model.errors import InputError, ReplcheckError

@@ -4,11 +4,11 @@ A Python dict of int -> int costs about 100 bytes an entry (two int objects and
 its slot).  BFS needs only each state's 64-bit fingerprint and which state it
 was first reached from, so each visited state gets a number in the order it was
 found, and three ``array`` buffers hold the rest: its fingerprint and its
-parent's number (16 bytes a state), and an open-addressing index from
-fingerprint to number (8 bytes a slot, between 1.5 and 3 slots a state, since
-the index doubles when 2/3 full).  About 32 bytes a visited state in all: TLC's
-fingerprint set with the parent link beside it, and numbers that never move, so
-a frontier can refer to its states' parents by number.
+parent's (16 bytes a state), and an open-addressing index from fingerprint to
+number (8 bytes a slot, between 1.5 and 3 slots a state, since the index doubles
+when 2/3 full).  About 32 bytes a visited state in all: TLC's fingerprint set
+with the parent link beside it.  Past a RAM budget the table goes to disk
+(``checker.spill``).
 """
 
 from __future__ import annotations
@@ -25,13 +25,12 @@ def as_key(fp: int) -> int:
 
 
 class VisitedTable:
-    """Visited fingerprints, numbered in the order they were added, each with its parent:
-    a state number for ``bfs`` (what :meth:`chain` follows), or any signed 64-bit value,
-    such as the parent's fingerprint in a shard of ``checker.parallel_bfs``."""
+    """Visited fingerprints, numbered in the order they were added, each with its parent
+    (any signed 64-bit value: the engines store the parent's fingerprint)."""
 
     def __init__(self, capacity: int = 1 << 16, max_bytes: int | None = None) -> None:
         self.keys = array("Q")  # number -> fingerprint
-        self.parents = array("q")  # number -> parent's number (NO_PARENT for an initial state)
+        self.parents = array("q")  # number -> parent (NO_PARENT for an initial state)
         # Past max_bytes the index is not doubled: ``full`` is set instead, and the owner
         # (``checker.spill.SpillingVisited``) moves the table to disk.
         self.max_bytes = max_bytes
@@ -89,15 +88,6 @@ class VisitedTable:
             if keys[there - 1] == key:
                 return there - 1
             slot = (slot + 1) & mask
-
-    def chain(self, number: int) -> list[int]:
-        """The fingerprints from an initial state to state ``number``, following parents."""
-        out = []
-        while number != NO_PARENT:
-            out.append(self.keys[number])
-            number = self.parents[number]
-        out.reverse()
-        return out
 
     @property
     def bytes_used(self) -> int:
