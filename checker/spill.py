@@ -55,14 +55,6 @@ class _Run:
                 f"{len(self.parents)} parents in {parents_path.name}"
             )
 
-    @classmethod
-    def write(cls, folder: Path, name: str, keys: array, parents: array) -> _Run:
-        paths = folder / f"{name}.keys", folder / f"{name}.parents"
-        for path, values in zip(paths, (keys, parents), strict=True):
-            with open(path, "wb") as f:
-                values.tofile(f)
-        return cls(*paths, owned=True)
-
     def __len__(self) -> int:
         return len(self.keys)
 
@@ -80,6 +72,26 @@ class _Run:
         if delete and self.owned:
             for path in self.paths:
                 path.unlink(missing_ok=True)
+
+
+_BUCKET_BITS = 4
+
+
+def _buckets(keys: array, parents: array) -> Iterator[tuple[array, array]]:
+    """The entries split by the top bits of their fingerprints, in key order of buckets:
+    each bucket is sorted alone, so sorting holds Python ints for a sixteenth of the
+    table at a time (a sort of the whole took twice the table's RAM, measured)."""
+    shift = 64 - _BUCKET_BITS
+    split_keys = [array("Q") for _ in range(1 << _BUCKET_BITS)]
+    split_parents = [array("q") for _ in range(1 << _BUCKET_BITS)]
+    for key, parent in zip(keys, parents, strict=True):
+        b = key >> shift
+        split_keys[b].append(key)
+        split_parents[b].append(parent)
+    del keys[:], parents[:]  # the table's own arrays: the buckets hold the entries now
+    for b in range(1 << _BUCKET_BITS):
+        yield split_keys[b], split_parents[b]
+        split_keys[b] = split_parents[b] = None  # type: ignore[call-overload]
 
 
 class SpillingVisited:
@@ -178,14 +190,15 @@ class SpillingVisited:
     def _flush(self) -> None:
         """Sort the table into a run on disk, empty it, and merge runs of similar size."""
         keys, parents = self.table.keys, self.table.parents
-        order = sorted(range(len(keys)), key=keys.__getitem__)
-        run = _Run.write(
-            self._folder(),
-            self._name(),
-            array("Q", map(keys.__getitem__, order)),
-            array("q", map(parents.__getitem__, order)),
-        )
-        del order
+        self.table = None  # type: ignore[assignment]  # its index is not needed to sort
+        folder, name = self._folder(), self._name()
+        paths = folder / f"{name}.keys", folder / f"{name}.parents"
+        with open(paths[0], "wb") as fk, open(paths[1], "wb") as fp:
+            for bucket_keys, bucket_parents in _buckets(keys, parents):
+                order = sorted(range(len(bucket_keys)), key=bucket_keys.__getitem__)
+                array("Q", map(bucket_keys.__getitem__, order)).tofile(fk)
+                array("q", map(bucket_parents.__getitem__, order)).tofile(fp)
+        run = _Run(*paths, owned=True)
         self.on_disk += len(run)
         self.table = self._table()
         self.runs.append(run)
