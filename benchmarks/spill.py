@@ -65,6 +65,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memory", default="300M", help="the spilling runs' --memory")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--spill-only", action="store_true", help="skip the runs in RAM")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
@@ -76,7 +77,7 @@ def main() -> None:
     )
     print("|---:|---|---|---:|---:|---:|---:|---:|---:|")
     for workers in args.workers:
-        for memory in (None, args.memory):
+        for memory in (args.memory,) if args.spill_only else (None, args.memory):
             r = run(workers, memory)
             rate = r["states"] / r["seconds"]
             per = r["disk"] / r["states"] if r["disk"] else 0
