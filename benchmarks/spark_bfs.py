@@ -11,7 +11,6 @@ is not in it); "wall s" is the whole command.  Prints a Markdown table.
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -26,12 +25,9 @@ RUNS = [
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "model", nargs="*", default=[], help="model flags (default: hw, 2 replicas)"
-    )
-    args, extra = parser.parse_known_args()
-    model = [*args.model, *extra]
+    model = sys.argv[1:]  # check's model flags, as given (default: hw, 2 replicas)
+    if {"-h", "--help"} & set(model):
+        raise SystemExit(__doc__)
     print(f"`replcheck check {' '.join(model)}`\n")
     print("| engine | states | depth | search s | wall s | states/s (search) |")
     print("|---|---:|---:|---:|---:|---:|")

@@ -165,6 +165,7 @@ def spark_bfs(
             depth, distinct, transitions = meta["depth"], meta["distinct"], meta["transitions"]
             found = {i: (fp, m) for i, fp, m in meta["found"]}
             before = meta["seconds"]
+            size = meta["level_states"]  # of level ``depth``: 0 once the search is done
         else:
             base.mkdir(parents=True, exist_ok=True)
             for old in base.glob("level-*"):
@@ -178,10 +179,11 @@ def spark_bfs(
                     rows.append((fp, NO_PARENT, pickle.dumps(state, pickle.HIGHEST_PROTOCOL)))
             spark.createDataFrame(rows, schema).write.mode("overwrite").parquet(levels.path(0))
             depth, distinct, transitions, before = 0, len(rows), 0, 0.0
+            size = len(rows)
             found = {}
             for inv_id, fp, message in _check(spark, levels, 0, cfg, ids):
                 found[inv_id] = (fp, message)
-            _write_meta(base, cfg, ids, symmetry, depth, distinct, transitions, found, before)
+            _write_meta(base, cfg, ids, symmetry, depth, distinct, transitions, found, before, size)
         start -= before
 
         def pending() -> list[str]:
@@ -197,16 +199,16 @@ def spark_bfs(
                 timer.start()
             try:
                 while pending():
-                    frontier = levels.read(spark, depth)
-                    if frontier.rdd.isEmpty():
+                    if not size:  # resumed after the last level: nothing to expand
                         depth -= 1 if depth > 0 else 0
                         break
+                    frontier = levels.read(spark, depth)
                     if max_states is not None and distinct >= max_states:
                         status = "max-states"
                         break
                     sc.setJobDescription(f"replcheck check --engine spark: level {depth + 1}")
                     moves = sc.accumulator(0)
-                    succ = frontier.rdd.mapPartitions(
+                    succ = _spread(frontier.rdd).mapPartitions(
                         partial(_expand_counted, cfg, symmetry, moves)
                     )
                     candidates = spark.createDataFrame(succ, schema)
@@ -236,12 +238,22 @@ def spark_bfs(
                         break
                     depth += 1
                     distinct += added
+                    size = added
                     transitions += moves.value
                     found.update((inv_id, (fp, message)) for inv_id, fp, message in hits)
                     seconds = time.monotonic() - start
                     if status == "complete":  # a level cut at --max-states is redone on resume
                         _write_meta(
-                            base, cfg, ids, symmetry, depth, distinct, transitions, found, seconds
+                            base,
+                            cfg,
+                            ids,
+                            symmetry,
+                            depth,
+                            distinct,
+                            transitions,
+                            found,
+                            seconds,
+                            size,
                         )
                     if on_progress is not None:
                         on_progress(Progress(distinct, added, depth, seconds, len(found)))
@@ -286,11 +298,20 @@ def _expand_counted(cfg: dict, symmetry: bool, counter: Any, rows: Iterable[Any]
     counter.add(n)
 
 
+def _spread(rdd: Any) -> Any:
+    """At least as many partitions as Spark has cores: a small level is written as one
+    file (adaptive execution coalesces the shuffle), which one task alone would read
+    (measured: local[2] no faster than local[1] before)."""
+    cores = rdd.context.defaultParallelism
+    return rdd if rdd.getNumPartitions() >= cores else rdd.repartition(cores)
+
+
 def _check(spark: Any, levels: _Levels, depth: int, cfg: dict, ids: list[str]) -> list[tuple]:
     """Each pending invariant's violation in level ``depth`` with the least fingerprint."""
     if not ids:
         return []
-    hits = levels.read(spark, depth).rdd.mapPartitions(lambda rows: check_level(cfg, ids, rows))
+    rows = _spread(levels.read(spark, depth).rdd)
+    hits = rows.mapPartitions(lambda part: check_level(cfg, ids, part))
     best: dict[str, tuple[int, str]] = {}
     for inv_id, fp, message in hits.collect():
         if inv_id not in best or fp < best[inv_id][0]:
@@ -338,6 +359,7 @@ def _write_meta(
     transitions: int,
     found: dict[str, tuple[int, str]],
     seconds: float,
+    level_states: int,
 ) -> None:
     doc = {
         "format": FORMAT,
@@ -346,6 +368,7 @@ def _write_meta(
         "distinct": distinct,
         "transitions": transitions,
         "seconds": seconds,
+        "level_states": level_states,
         "found": [[i, fp, m] for i, (fp, m) in found.items()],
     }
     tmp = base / (META + ".tmp")
@@ -363,7 +386,7 @@ def read_meta(base: str | os.PathLike) -> dict:
         doc = json.loads(path.read_text())
         if doc.get("format") != FORMAT:
             raise ValueError(f"format {FORMAT} expected")
-        doc["identity"]["config"], doc["depth"], doc["distinct"]  # noqa: B018
+        doc["identity"]["config"], doc["depth"], doc["distinct"], doc["level_states"]  # noqa: B018
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         raise InputError(f"--resume {path}: not a Spark BFS checkpoint ({e})") from None
     return doc
