@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 import z3
 
-from replcheck.checker.bfs import Step, Violation
+from replcheck.checker.bfs import Step, Violation, interrupt_flag
 from replcheck.checker.prove import (
     EncodingMismatch,
     Lemma,
@@ -187,6 +187,7 @@ class _Pdr:
         self.deadline = deadline
         self.on_frame = on_frame
         self.start = time.monotonic()
+        self.interrupted: Callable[[], bool] = lambda: False
         self.queries = 0
         m = symbolic
         self.instances = m.instances()
@@ -231,6 +232,8 @@ class _Pdr:
     # ------------------------------------------------------------------ queries
 
     def _ask(self, solver: z3.Solver, assumptions: list) -> z3.CheckSatResult:
+        if self.interrupted():  # Ctrl-C while Python built terms: stop between queries
+            raise _Stop("interrupted")
         self.queries += 1
         if self.deadline is not None:
             left_ms = int((self.deadline - time.monotonic()) * 1000)
@@ -278,7 +281,12 @@ class _Pdr:
         names = tuple(p.id for p in self.properties)
         result = PdrResult("unknown", 0.0, names)
         try:
-            self._run(result)
+            # Ctrl-C inside a z3 query is z3's (it answers "canceled"); between queries it
+            # only sets a flag, read before the next one: a KeyboardInterrupt raised in the
+            # middle of building a z3 term left a half-made object whose __del__ printed a
+            # traceback (seen in the test suite).
+            with interrupt_flag() as self.interrupted:
+                self._run(result)
         except _Stop as stop:
             result.status = stop.why
         except (KeyboardInterrupt, z3.Z3Exception) as e:
