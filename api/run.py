@@ -158,19 +158,7 @@ def check(
         resume=saved,
         on_progress=on_progress,
     )
-    return CheckResult(
-        found.status,
-        found.distinct_states,
-        found.depth,
-        found.seconds,
-        found.transitions,
-        found.violations,
-        config=cfg,
-        invariants=tuple(inv.id for inv in chosen),
-        symmetry=symmetric,
-        disk_bytes=found.disk_bytes,
-        checkpoint=None if writer is None else str(writer.folder),
-    )
+    return _result(found, cfg, chosen, symmetric, None if writer is None else writer.folder)
 
 
 ENGINES = ("local", "spark")
@@ -217,6 +205,13 @@ def _check_on_spark(
         )
     finally:
         spark_session.close_session(spark)
+    return _result(found, cfg, chosen, symmetric, folder)
+
+
+def _result(
+    found: Any, cfg: AnyConfig, chosen: Sequence[Any], symmetric: bool, folder: Path | None
+) -> CheckResult:
+    """A search's result as ``check`` returns it."""
     return CheckResult(
         found.status,
         found.distinct_states,
@@ -224,6 +219,7 @@ def _check_on_spark(
         found.seconds,
         found.transitions,
         found.violations,
+        found.disk_bytes,
         config=cfg,
         invariants=tuple(inv.id for inv in chosen),
         symmetry=symmetric,
