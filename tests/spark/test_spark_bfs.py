@@ -81,3 +81,10 @@ def test_resume_of_a_folder_with_no_spark_levels_exits_2_before_spark_starts(tmp
         f"replcheck: error: --resume {tmp_path}: no Spark BFS checkpoint there "
         "(spark-bfs.json is missing)"
     )
+
+
+@pytest.mark.parametrize("flag", [["--spill-dir", "x"], ["--checkpoint-every", "60"]])
+def test_local_engine_options_are_refused_with_spark(flag):
+    code, out, err = cli("check", "--engine", "spark", *flag)
+    assert code == 2 and out == ""
+    assert err.startswith(f"replcheck: error: {flag[0]}: an option of the local engine")

@@ -197,6 +197,20 @@ def exit_code(result: SearchResult) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.engine == "spark":
+        local = [
+            flag
+            for flag, given in (
+                ("--spill-dir", args.spill_dir is not None),
+                ("--checkpoint-every", args.checkpoint_every != DEFAULT_CHECKPOINT_EVERY),
+            )
+            if given
+        ]
+        if local:
+            raise UsageError(
+                f"{local[0]}: an option of the local engine; with --engine spark, Spark's "
+                "executors keep the states and every level is a checkpoint"
+            )
     if args.resume:
         given = resume_conflicts(args)
         if given:
