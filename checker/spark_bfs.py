@@ -20,7 +20,9 @@ local engines do (``checker.bfs.trace_from_chain``).  Reading each level back fr
 Parquet also cuts the lineage, so a level's failure reruns only that level; and
 the levels are the checkpoint: a search written to ``--checkpoint DIR`` goes on
 from its last complete level with ``--resume DIR``.  On a cluster the folder must
-be one every executor can write and the driver read (HDFS, S3, a shared mount).
+be a shared mount (NFS...) the driver and every executor see: the driver writes
+``spark-bfs.json`` and looks levels up with plain file operations, so HDFS and S3
+URLs are not supported yet.
 
 The model runs in the executors, built from its configuration
 (``model.registry.build_model``): the engine knows no more of it than the local
