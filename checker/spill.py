@@ -130,21 +130,11 @@ class SpillingVisited:
 
     def add(self, key: int, parent: int) -> bool:
         """Record ``key`` (unsigned 64-bit) reached from ``parent``; False if it was seen."""
-        table = self.table
-        if self.runs:
-            if table.find(key) >= 0:
-                return False
-            for run in self.runs:
-                if run.find(key) >= 0:
-                    return False
-        elif table.add(key, parent) < 0:
+        if self.runs and any(run.find(key) >= 0 for run in self.runs):
             return False
-        else:
-            if table.full:
-                self._flush()
-            return True
-        table.add(key, parent)
-        if table.full:
+        if self.table.add(key, parent) < 0:
+            return False
+        if self.table.full:
             self._flush()
         return True
 

@@ -9,7 +9,6 @@ import sys
 import replcheck
 from replcheck.checker.bfs import SearchResult
 from replcheck.checker.checkpoint import DEFAULT_EVERY as DEFAULT_CHECKPOINT_EVERY
-from replcheck.checker.checkpoint import load as load_checkpoint
 from replcheck.checker.cli.args import (
     add_model_args,
     add_model_choice,
@@ -33,7 +32,6 @@ from replcheck.invariants import registry, select
 from replcheck.model.kafka.config import Config
 from replcheck.model.registry import AnyConfig
 from replcheck.model.tla.config import KAFKA_MODEL
-from replcheck.options import model_config
 from replcheck.results import CheckResult
 from replcheck.traces.itf import trace_to_itf, write_itf
 from replcheck.traces.text import format_plain_trace, format_trace
@@ -102,7 +100,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
 
 
-def search(config: AnyConfig, args: argparse.Namespace, label: str = "") -> CheckResult:
+def search(config: AnyConfig | None, args: argparse.Namespace, label: str = "") -> CheckResult:
     """:func:`replcheck.check` the way the search flags ask (``compare`` runs one process
     per search: one worker is the single-process BFS).  With --resume, the model is the
     checkpoint's (``config`` is what it says, for the report)."""
@@ -154,21 +152,6 @@ def resume_conflicts(args: argparse.Namespace) -> list[str]:
     ]
 
 
-def resumed(args: argparse.Namespace) -> tuple[AnyConfig, list]:
-    """The configuration and invariants of the checkpoint --resume names."""
-    if args.engine == "spark":
-        from replcheck.checker.spark_bfs import read_meta
-
-        identity = read_meta(args.resume)["identity"]
-    else:
-        identity = load_checkpoint(args.resume).identity
-    try:
-        config = model_config(identity["config"])
-        return config, select(identity["invariants"], registry(config))
-    except (KeyError, TypeError) as e:
-        raise UsageError(f"--resume {args.resume}: the checkpoint does not say its {e}") from None
-
-
 def symmetry_note(config: AnyConfig, symmetry: bool) -> str:
     if isinstance(config, Config):
         return f"symmetry {'on' if symmetry else 'off'}"
@@ -182,7 +165,7 @@ def status_note(result: SearchResult) -> str | None:
     return {
         "max-states": "stopped at --max-states: the state space was not exhausted",
         "timeout": "stopped at --timeout: the state space was not exhausted",
-        "memory": "stopped at the --memory budget: the state space was not exhausted",
+        "memory": "stopped near all of this machine's memory: the state space was not exhausted",
         "interrupted": "interrupted: the state space was not exhausted",
     }.get(result.status)
 
@@ -218,13 +201,12 @@ def run(args: argparse.Namespace) -> int:
                 f"--resume {args.resume}: the model, invariants and symmetry are the "
                 f"checkpoint's; drop {', '.join(given)}"
             )
-        config, invariants = resumed(args)
-    else:
-        config = model_config_from_args(args)
-        invariants = select(args.invariant, registry(config))
+    config = None if args.resume else model_config_from_args(args)  # resumed: the checkpoint's
     if args.trace_out:
         check_writable(args.trace_out, "--trace-out")
     result = search(config, args)
+    config = result.config
+    invariants = select(list(result.invariants), registry(config))
     for line in rebuild_errors(result):
         print(f"replcheck: {line}", file=sys.stderr)
     symmetry = result.symmetry
