@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 import z3
 
-from replcheck.checker.bfs import Step, Violation, interrupt_flag
+from replcheck.checker.bfs import Step, Violation
 from replcheck.checker.prove import (
     EncodingMismatch,
     Lemma,
@@ -54,6 +54,7 @@ from replcheck.checker.prove import (
     is_interrupt,
     step_parts,
 )
+from replcheck.checker.z3_interrupt import ctrl_c_cancels_z3
 from replcheck.model.interface import Action, Model, SymbolicModel
 
 Cube = tuple[int, ...]  # sorted literals: +(b+1) bit b is 1, -(b+1) bit b is 0
@@ -199,7 +200,7 @@ class _Pdr:
 
         # The main solver: one step from x to y, within the domain, frames as clauses
         # guarded by activation literals.
-        s = self.solver = _solver(m)
+        s = self.solver = _solver(m, z3_ctrl_c=False)
         s.add(*self.x.definitions, *self.y.definitions)
         s.add(m.domain(self.x.state), m.domain(self.y.state), one, *guards, *updates)
         self.init_act = z3.Bool("pdr_init")
@@ -216,13 +217,13 @@ class _Pdr:
 
         # The lifting solver: the step without its guards, which a lifting query states
         # itself (every state of the lifted cube must take the action).
-        lift = self.lifter = _solver(m)
+        lift = self.lifter = _solver(m, z3_ctrl_c=False)
         lift.add(*self.x.definitions, *self.y.definitions, one, *updates)
         lift.add(z3.Implies(self.prop_act, prop_x))
         self.guard_of = [m.guard(self.x.state, a) for a in self.instances]
 
         # The initial states, as bit values when there is one (the Kafka model).
-        self.init_solver = _solver(m)
+        self.init_solver = _solver(m, z3_ctrl_c=False)
         self.init_solver.add(*self.x.definitions, m.init(self.x.state), m.domain(self.x.state))
         self.init_cube = self._single_init()
         self.domain_values: dict[int, list[int]] = {}
@@ -242,7 +243,8 @@ class _Pdr:
             solver.set("timeout", left_ms)
         answer = solver.check(*assumptions)
         if answer == z3.unknown:
-            raise _Stop(_why_unknown(solver, self.deadline))
+            why = "interrupted" if self.interrupted() else _why_unknown(solver, self.deadline)
+            raise _Stop(why)
         return answer
 
     def _temporary(self, solver: z3.Solver, formula: z3.BoolRef) -> z3.BoolRef:
@@ -281,16 +283,17 @@ class _Pdr:
         names = tuple(p.id for p in self.properties)
         result = PdrResult("unknown", 0.0, names)
         try:
-            # Ctrl-C inside a z3 query is z3's (it answers "canceled"); between queries it
-            # only sets a flag, read before the next one: a KeyboardInterrupt raised in the
-            # middle of building a z3 term left a half-made object whose __del__ printed a
+            # Ctrl-C cancels the query under way and sets a flag read before the next
+            # one (see checker.z3_interrupt): a KeyboardInterrupt raised in the middle of
+            # building a z3 term left a half-made object whose __del__ printed a
             # traceback (seen in the test suite).
-            with interrupt_flag() as self.interrupted:
+            with ctrl_c_cancels_z3() as self.interrupted:
                 self._run(result)
         except _Stop as stop:
             result.status = stop.why
         except (KeyboardInterrupt, z3.Z3Exception) as e:
-            if not is_interrupt(e):
+            # A query cancelled by Ctrl-C can make the next z3 call fail (no model).
+            if not (is_interrupt(e) or self.interrupted()):
                 raise
             result.status = "interrupted"
         result.seconds = time.monotonic() - self.start
@@ -517,7 +520,7 @@ class _Pdr:
     def _check_invariant(self, clauses: list[Cube], seeds: list[Lemma]) -> None:
         """The invariant, checked from scratch: it holds initially and is inductive."""
         m = self.symbolic
-        fresh = _solver(m)
+        fresh = _solver(m, z3_ctrl_c=False)
         x, y = self.x.state, self.y.state
         one, guards, updates = self.step
         fresh.add(m.domain(x), m.domain(y), one, *guards, *updates)
@@ -540,7 +543,7 @@ class _Pdr:
         if index not in self.domain_values:
             v = self.x.vars[index]
             if self.domain_solver is None:
-                self.domain_solver = _solver(self.symbolic)
+                self.domain_solver = _solver(self.symbolic, z3_ctrl_c=False)
                 self.domain_solver.add(self.symbolic.domain(self.x.state))
             solver = self.domain_solver
             solver.push()

@@ -170,14 +170,17 @@ def step_parts(
     return one, guards, updates
 
 
-def _solver(model: SymbolicModel) -> z3.Solver:
+def _solver(model: SymbolicModel, *, z3_ctrl_c: bool = True) -> z3.Solver:
     """An incremental SAT solver (QF_FD: bit-blasting) when every variable is a Bool
     or a bit-vector, which was several times faster than z3's SMT core on the Kafka
-    model; the general solver otherwise (Ints)."""
+    model; the general solver otherwise (Ints).  ``z3_ctrl_c=False``: z3 leaves SIGINT
+    to Python (see ``checker.z3_interrupt``)."""
     sample = model.variables(model.fresh("_probe"))
-    if all(z3.is_bool(v) or z3.is_bv(v) for v in sample):
-        return z3.SolverFor("QF_FD")
-    return z3.Solver()
+    bits = all(z3.is_bool(v) or z3.is_bv(v) for v in sample)
+    solver = z3.SolverFor("QF_FD") if bits else z3.Solver()
+    if not z3_ctrl_c:
+        solver.set("ctrl_c", False)
+    return solver
 
 
 def _check(solver: z3.Solver, deadline: float | None) -> z3.CheckSatResult:

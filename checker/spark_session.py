@@ -342,7 +342,6 @@ class _Startup:
         self.error: BaseException | None = None
         self.error_line = ""
         self.interrupted_at: float | None = None
-        self.hard = False
 
     # -- helper thread
 
@@ -392,7 +391,7 @@ class _Startup:
             self.proc = proc
             interrupted = self.interrupted_at is not None
         if interrupted:
-            _signal_group(proc, signal.SIGTERM)
+            _signal_group(proc, signal.SIGKILL)  # see interrupt
 
     def _check(self) -> None:
         if self.interrupted_at is not None:
@@ -401,23 +400,21 @@ class _Startup:
     # -- main thread
 
     def interrupt(self, *_signal: object) -> None:
-        """Ctrl-C: end the JVM now (SIGTERM: its shutdown hooks run; again: SIGKILL)."""
+        """Ctrl-C: end the JVM now, with SIGKILL.  It has nothing to save yet, and SIGTERM
+        ran Spark's shutdown hooks beside a SparkContext still being built, which logged
+        an ERROR ("Error initializing SparkContext. Shutdown hooks cannot be modified
+        during shutdown", seen in the test suite) after replcheck's one line.  Its
+        scratch files are in the temporary folder start_session removes."""
         with self.lock:
-            self.hard = self.interrupted_at is not None
             if self.interrupted_at is None:
                 self.interrupted_at = time.monotonic()
             proc = self.proc
         if proc is not None:
-            _signal_group(proc, signal.SIGKILL if self.hard else signal.SIGTERM)
+            _signal_group(proc, signal.SIGKILL)
 
     def wait(self) -> None:
         while not self.done.wait(0.1):
-            if self.interrupted_at is None:
-                continue
-            waited = time.monotonic() - self.interrupted_at
-            if waited > 10 and not self.hard:
-                self.interrupt()
-            if waited > 20:
+            if self.interrupted_at is not None and time.monotonic() - self.interrupted_at > 20:
                 return  # the helper is stuck; _close ends what it started
 
 
@@ -441,10 +438,7 @@ def _launch(options: dict[str, str], temp_dir: str):
     # temp_dir is left to start_session, which removes it once the JVM here has ended.
     with _shielded():
         if startup.interrupted_at is not None and startup.spark is None and startup.proc:
-            # Ctrl-C mid-start: the JVM has nothing to save, and a graceful exit would run
-            # Spark's shutdown hooks under a half-built SparkContext, which logs an ERROR
-            # ("Error initializing SparkContext") after replcheck's one line.
-            _signal_group(startup.proc, signal.SIGKILL)
+            _signal_group(startup.proc, signal.SIGKILL)  # see _Startup.interrupt
         _close(startup.spark, _Owned(None, stop=True, proc=startup.proc, gateway=startup.gateway))
     if startup.interrupted_at is not None:
         raise KeyboardInterrupt
