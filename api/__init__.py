@@ -25,6 +25,8 @@ The package's parts: ``replcheck.model`` (the models), ``replcheck.invariants``,
 and the command line).
 """
 
+# First: its import hook decides, for each hot module, compiled or Python source.
+from replcheck import compiled  # noqa: F401
 from replcheck.model.errors import InputError, ReplcheckError
 from replcheck.results import CheckResult, ProveResult, ReplayResult, Step, Violation, WalkResult
 from replcheck.run import check, prove, replay, walk

@@ -1,0 +1,64 @@
+"""Compiles the explicit engine's hot modules with Cython, as they are (issue 24).
+
+The package is pure Python and everything else about it is in pyproject.toml.  At
+install, the modules below are also compiled to C extensions, which CPython imports
+in place of the ``.py`` files beside them: the same source, run 1.5 to 2 times faster
+(benchmarks/README.md, "Per core").  Each extension is optional: where it cannot be
+built (no C compiler) pip warns and installs the pure-Python package, which works
+everywhere.  ``REPLCHECK_PURE_PYTHON=1`` at install builds nothing; at run time it
+makes an installed build run the Python source instead (see api/compiled.py).
+"""
+
+from __future__ import annotations
+
+import os
+
+from setuptools import Extension, setup
+
+# The modules a BFS runs for every state: the Kafka model's rules, its symmetry
+# reduction, its invariants, and the search loop with its visited set and levels.
+HOT_MODULES = (
+    "model/kafka/state.py",
+    "model/kafka/epochs.py",
+    "model/kafka/broker.py",
+    "model/kafka/controller.py",
+    "model/kafka/messages.py",
+    "model/kafka/replication.py",
+    "model/kafka/symmetry.py",
+    "invariants/kafka/predicates.py",
+    "checker/visited.py",
+    "checker/frontier.py",
+    "checker/bfs.py",
+    "checker/parallel_bfs.py",
+)
+PACKAGE_OF = {"model": "replcheck.model", "invariants": "replcheck.invariants"}
+PACKAGE_OF["checker"] = "replcheck.checker"
+
+
+def module_name(path: str) -> str:
+    top, *rest = path.removesuffix(".py").split("/")
+    return ".".join([PACKAGE_OF[top], *rest])
+
+
+def extensions() -> list:
+    if os.environ.get("REPLCHECK_PURE_PYTHON"):
+        return []
+    try:
+        from Cython.Build import cythonize
+    except ImportError:  # a build without the build requirements: pure Python
+        return []
+    modules = [Extension(module_name(p), [p], optional=True) for p in HOT_MODULES]
+    return cythonize(
+        modules,
+        build_dir="build/cython",
+        quiet=True,
+        compiler_directives={
+            "language_level": 3,
+            # Annotations document; they must not become C type checks (a State is a
+            # tuple subclass, which a typed ``tuple`` argument would refuse).
+            "annotation_typing": False,
+        },
+    )
+
+
+setup(ext_modules=extensions())
