@@ -317,23 +317,28 @@ def bfs(
 
 @contextmanager
 def interrupt_flag() -> Iterator[Callable[[], bool]]:
-    """While a search runs, Ctrl-C sets a flag it reads between states (or rounds)
-    instead of raising in the middle of an update, so what it stops with is whole: a
-    checkpoint can be written, workers can still answer for the traces.  Only in the
-    main thread and when SIGINT has Python's default handler (else Ctrl-C raises)."""
+    """While a search runs, Ctrl-C (SIGINT) or SIGTERM sets a flag it reads between
+    states (or rounds) instead of raising in the middle of an update, so what it stops
+    with is whole: a checkpoint can be written, workers can still answer for the traces.
+    SIGTERM is what ends a run in the background (``nohup``, ``timeout``, a batch
+    scheduler), where the shell has SIGINT ignored.  Only in the main thread, and for
+    each signal only while it has Python's default handling (else it keeps its own)."""
     hits: list[int] = []
-    installed = False
-    if (
-        threading.current_thread() is threading.main_thread()
-        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    ):
-        signal.signal(signal.SIGINT, lambda _sig, _frame: hits.append(1))
-        installed = True
+    installed = []
+    if threading.current_thread() is threading.main_thread():
+        for sig, default in STOP_SIGNALS:
+            if signal.getsignal(sig) is default:
+                signal.signal(sig, lambda _sig, _frame: hits.append(1))
+                installed.append((sig, default))
     try:
         yield lambda: bool(hits)
     finally:
-        if installed:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+        for sig, default in installed:
+            signal.signal(sig, default)
+
+
+# The signals that stop a search cleanly, each with its default handling in Python.
+STOP_SIGNALS = ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL))
 
 
 def _same(state: Hashable) -> Hashable:

@@ -43,6 +43,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 
 from replcheck.checker.bfs import (
+    STOP_SIGNALS,
     Progress,
     SearchResult,
     _same,
@@ -59,6 +60,8 @@ from replcheck.checker.visited import MASK64, NO_PARENT, as_key
 from replcheck.invariants import Invariant
 from replcheck.model.errors import InputError, ReplcheckError
 from replcheck.model.interface import Model
+
+_STOPS = tuple(sig for sig, _default in STOP_SIGNALS)
 
 # States one worker expands per round: rounds are where limits, progress and Ctrl-C
 # are looked at, so they should take well under a second; each costs a few exchanges.
@@ -358,11 +361,12 @@ class _Cluster:
         everything = [c for row in pipes for p in row if p for c in p] + [
             c for pair in ends for c in pair
         ]
-        # Children start with SIGINT ignored: Ctrl-C reaches the whole process group,
-        # and the coordinator alone decides what it means.
+        # Children start with SIGINT and SIGTERM ignored: Ctrl-C (or a kill of the
+        # process group) reaches every process, and the coordinator alone decides what
+        # it means.
         self.commands = [end for end, _ in ends]
         main = threading.current_thread() is threading.main_thread()
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+        previous = [(sig, signal.signal(sig, signal.SIG_IGN)) for sig in _STOPS] if main else []
         try:
             for w in range(n):
                 inbox = {s: pipes[s][w][0] for s in range(n) if s != w}
@@ -388,8 +392,8 @@ class _Cluster:
             self._stop()
             raise
         finally:
-            if main:
-                signal.signal(signal.SIGINT, previous)
+            for sig, handler in previous:
+                signal.signal(sig, handler)
             for c in everything:
                 if all(c is not end for end in self.commands):
                     c.close()
@@ -559,7 +563,8 @@ def _worker(
     forked: bool,
 ) -> None:
     """A worker process: serve the coordinator's commands until told to stop."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for sig in _STOPS:
+        signal.signal(sig, signal.SIG_IGN)
     for c in to_close:  # other processes' pipe ends, inherited by fork: EOF must mean gone
         c.close()
     try:

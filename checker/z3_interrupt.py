@@ -34,6 +34,7 @@ def ctrl_c_cancels_z3(ctx: z3.Context | None = None) -> Iterator[Callable[[], bo
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             yield interrupted  # not ours to watch (another thread, another handler)
             return
+        stops = {signal.SIGINT, signal.SIGTERM}
         read_end, write_end = os.pipe()
         os.set_blocking(write_end, False)
         previous = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
@@ -42,7 +43,7 @@ def ctrl_c_cancels_z3(ctx: z3.Context | None = None) -> Iterator[Callable[[], bo
         def watch() -> None:
             while not done.is_set():
                 woken = os.read(read_end, 64)
-                if not done.is_set() and signal.SIGINT in woken:
+                if not done.is_set() and stops.intersection(woken):
                     context.interrupt()
 
         watcher = threading.Thread(target=watch, name="z3-ctrl-c", daemon=True)

@@ -47,22 +47,30 @@ def sigint_default() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def sigint_ignored() -> None:
+    """For a child run as a shell runs a background job (``cmd &``, ``nohup``): SIGINT
+    ignored, so only SIGTERM can stop it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def interrupt_replcheck(
     argv: list[str],
     after: float,
     ready: str | None = None,
     ready_err: Callable[[str], bool] | None = None,
+    sig: int = signal.SIGINT,
 ) -> tuple[int, str, str]:
-    """Run replcheck, Ctrl-C it after ``after`` seconds (counted from its ``ready`` line
-    on stdout, or from the first stderr line ``ready_err`` accepts), and return (exit
-    code, stdout, stderr).  Whatever happens, the process does not outlive the test: a
-    run that is never interrupted would search for hours."""
+    """Run replcheck, Ctrl-C it (or send it ``sig``) after ``after`` seconds (counted
+    from its ``ready`` line on stdout, or from the first stderr line ``ready_err``
+    accepts), and return (exit code, stdout, stderr).  A run sent SIGTERM starts as a
+    background job.  Whatever happens, the process does not outlive the test: a run
+    that is never interrupted would search for hours."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "replcheck", *argv],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=sigint_default,
+        preexec_fn=sigint_default if sig == signal.SIGINT else sigint_ignored,
     )
     try:
         first = seen = ""
@@ -73,7 +81,7 @@ def interrupt_replcheck(
             assert line, f"replcheck ended before the line waited for:\n{seen}"
             seen += line
         time.sleep(after)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         out, err = proc.communicate(timeout=60)
         return proc.returncode, first + out, seen + err
     finally:

@@ -4,6 +4,7 @@ workers, ends with the counts and counterexample lengths of one never stopped.""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 
@@ -80,13 +81,20 @@ def cli(*argv: str) -> tuple[int, str, str]:
     return proc.returncode, proc.stdout, proc.stderr
 
 
-def test_ctrl_c_leaves_a_checkpoint_that_resumes_to_the_same_verdict(tmp_path):
+@pytest.mark.parametrize(
+    ("sig", "workers"),
+    [(signal.SIGINT, "1"), (signal.SIGTERM, "2")],
+    ids=["ctrl-c", "sigterm-in-the-background"],
+)
+def test_ctrl_c_leaves_a_checkpoint_that_resumes_to_the_same_verdict(tmp_path, sig, workers):
     """What a user types: a long run with --checkpoint, Ctrl-C, then --resume (with the
-    default workers: the stopped run had one)."""
+    default workers).  A run in the background (``nohup ... &``: SIGINT ignored) stops
+    the same way on SIGTERM, as a batch scheduler or ``timeout`` ends it."""
     folder = tmp_path / "ck"
     model = ["--kafka", "2.1.0", "--records", "3"]  # 468,612 states: about 12 s on one core
-    argv = ["check", *model, "--workers", "1", "--checkpoint", str(folder), "--json"]
-    code, out, err = interrupt_replcheck(argv, 0.2, ready_err=lambda line: "distinct" in line)
+    argv = ["check", *model, "--workers", workers, "--checkpoint", str(folder), "--json"]
+    ready = lambda line: "distinct" in line  # noqa: E731
+    code, out, err = interrupt_replcheck(argv, 0.2, ready_err=ready, sig=sig)
     assert code == 130 and "Traceback" not in err, err
     stopped = json.loads(out)
     assert stopped["status"] == "interrupted" and stopped["checkpoint"] == str(folder)
