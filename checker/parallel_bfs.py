@@ -350,6 +350,7 @@ class _Cluster:
         self.peaks = [0] * workers
         self.held = [0] * workers  # next-level states each worker holds
         self.moved = 0  # states moved to even out frontiers, for measurements
+        self.unbalanced: list[int] | None = None  # frontier sizes to even out (resume)
 
     def __enter__(self) -> _Cluster:
         _raise_fd_limit(self.n)
@@ -459,6 +460,8 @@ class _Cluster:
         worker may keep (None: no limit).  A new level starts by evening out the frontiers
         (see :func:`balance`)."""
         plan = balance(self.held) if new_level else []
+        if self.unbalanced is not None:
+            plan, self.unbalanced = balance(self.unbalanced), None
         for w, c in enumerate(self.commands):
             give = [(dst, count) for src, dst, count in plan if src == w]
             take = [src for src, dst, _ in plan if dst == w]
@@ -485,6 +488,9 @@ class _Cluster:
         """Each worker takes its share of a checkpoint: (visited states, states to expand)."""
         answers = self._ask("resume", saved)
         self.held = [a[2] for a in answers]
+        # Resumed mid-level, the frontier is where the parts put it (from a checkpoint of
+        # one worker, all in one): even it out in the first round, not at the next level.
+        self.unbalanced = [a[3] for a in answers] if saved.in_level else None
         return sum(a[0] for a in answers), sum(a[1] for a in answers)
 
     def disk_bytes(self) -> int:
@@ -652,7 +658,7 @@ class _Shard:
                 if new_level:
                     self.frontier.close()
                     self.frontier, self.next = self.next, self.storage.level()
-                    self.even_out(give, take)
+                self.even_out(give, take)  # at a new level, or on resuming mid-level
                 answer = self.round([(i, self.invariants[i]) for i in pending], size, quota)
                 self.peak = max(self.peak, _resident_bytes() - self.baseline)
                 commands.send(("ok", *answer, self.peak))
@@ -703,8 +709,9 @@ class _Shard:
     def resume(self, saved: Saved) -> tuple[int, int, int]:
         """Take this worker's share of a checkpoint: the visited states it owns, from every
         part, and the levels of the parts ``index`` modulo the workers (written by another
-        number of workers, the frontiers are evened out at the next level).  Returns
-        (visited states owned, states to expand or offer, next-level states held)."""
+        number of workers, the frontiers are evened out in the first round).  Returns
+        (visited states owned, states to expand or offer, next-level states held, states
+        of the level being expanded)."""
         n, index = self.n, self.index
         for part in saved.parts:
             for key, parent in saved_entries(saved.folder, part["visited"]):
@@ -721,7 +728,7 @@ class _Shard:
             self.next = levels["frontier"]
         self.waiting_own = list(levels["retry"].drain())
         work = len(self.frontier) + len(self.next) + len(self.waiting_own)
-        return len(self.parent), work, len(self.next)
+        return len(self.parent), work, len(self.next), len(self.frontier)
 
     def even_out(self, give: list[tuple[int, int]], take: list[int]) -> None:
         """Send the first states of the frontier to, or take states from, other workers."""

@@ -11,6 +11,7 @@ import sys
 import pytest
 
 import replcheck
+from replcheck.checker.frontier import Level
 from tests.conftest import interrupt_replcheck
 
 HW = {"mode": "hw"}  # 87,065 states, five invariants violated
@@ -50,6 +51,28 @@ def test_stopped_at_its_time_limit_mid_level_and_resumed(tmp_path, uninterrupted
     doc = json.loads((folder / "checkpoint.json").read_text())
     assert doc["status"] == "timeout" and doc["distinct_states"] == stopped.distinct_states
     assert summary(replcheck.check(workers=2, resume=folder)) == uninterrupted["lossless"]
+
+
+def test_resumed_mid_level_by_more_workers_evens_out_the_level_at_once(
+    tmp_path, uninterrupted, monkeypatch
+):
+    """A one-worker checkpoint holds the rest of its level in one part: resumed by two
+    workers, the first round shares it out (it used to wait for the next level, and one
+    worker did the whole level alone)."""
+    from replcheck.checker import parallel_bfs
+
+    folder = tmp_path / "ck"
+    stopped = replcheck.check(workers=1, max_states=30_000, checkpoint=folder, **LOSSLESS)
+    doc = json.loads((folder / "checkpoint.json").read_text())
+    assert stopped.status == "max-states" and doc["in_level"], doc
+    plans = []
+    real = parallel_bfs.balance
+    monkeypatch.setattr(parallel_bfs, "balance", lambda sizes: plans.append(sizes) or real(sizes))
+    level = Level.load([folder / doc["data"] / doc["parts"][0]["frontier"]])
+    left = len(level)  # the states of the level still to expand
+    level.close()
+    assert summary(replcheck.check(workers=2, resume=folder)) == uninterrupted["lossless"]
+    assert left > 1_000 and plans[0] == [left, 0], plans[:3]
 
 
 def test_a_finished_search_resumed_answers_at_once(tmp_path, uninterrupted):
