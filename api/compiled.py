@@ -61,3 +61,18 @@ sys.meta_path.insert(0, _FINDER)  # replcheck/__init__.py imports this module fi
 def compiled_modules() -> dict[str, bool]:
     """Each hot module imported so far that has an extension: True if it runs compiled."""
     return dict(_FINDER.compiled)
+
+
+def describe() -> str:
+    """How the hot modules imported so far run, for ``replcheck --version``."""
+    ran = compiled_modules()
+    done = sum(ran.values())
+    if not done:
+        why = f"{PURE_ENV} is set" if ran else "no compiled build: pip had no C compiler"
+        return f"hot modules run as Python ({why})"
+    if done == len(ran):
+        return f"{done} hot modules compiled (Cython)"
+    return (
+        f"{done} of {len(ran)} hot modules compiled; the rest run as Python "
+        f"(edited since they were built: pip install -e . builds them again)"
+    )

@@ -84,3 +84,25 @@ def test_an_extension_older_than_its_source_is_not_run_in_a_checkout(tmp_path):
     (tmp_path / "pyproject.toml").unlink()  # installed: both files come from one build
     os.utime(extension, (1_000, 1_000))
     assert not compiled._stale(str(extension), str(source))
+
+
+def version_line(env: dict[str, str]) -> str:
+    clean = {k: v for k, v in os.environ.items() if k != compiled.PURE_ENV}
+    out = subprocess.run(
+        [sys.executable, "-m", "replcheck", "--version"],
+        capture_output=True,
+        text=True,
+        env={**clean, **env},
+        check=True,
+    )
+    return out.stdout.strip()
+
+
+def test_version_says_how_the_hot_modules_run():
+    pure = version_line({compiled.PURE_ENV: "1"})
+    assert pure.startswith("replcheck ") and "run as Python (REPLCHECK_PURE_PYTHON is set)" in pure
+    built = version_line({})
+    if all(extension_of(p) for p in hot_modules()):
+        assert built.endswith(f"; {len(hot_modules())} hot modules compiled (Cython)"), built
+    else:
+        assert "run as Python" in built or "of" in built, built

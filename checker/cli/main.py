@@ -13,8 +13,10 @@ import importlib
 import pkgutil
 import sys
 from collections.abc import Callable, Sequence
+from importlib import metadata
 from typing import Any
 
+from replcheck import compiled
 from replcheck.checker.cli import commands
 from replcheck.checker.cli.args import Parser
 from replcheck.checker.cli.exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
@@ -42,7 +44,17 @@ def build_parser() -> tuple[Parser, dict[str, Callable[[argparse.Namespace], int
     for module in _command_modules():
         module.register(sub)
         runners[module.NAME] = module.run
+    # After the commands: they import the hot modules, so it can say how they run.
+    parser.add_argument("--version", action="version", version=_version())
     return parser, runners
+
+
+def _version() -> str:
+    try:
+        number = metadata.version("replcheck")
+    except metadata.PackageNotFoundError:  # run from a source tree, not installed
+        number = "(not installed)"
+    return f"replcheck {number}; {compiled.describe()}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
