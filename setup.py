@@ -32,6 +32,7 @@ HOT_MODULES = (
     "checker/frontier.py",
     "checker/bfs.py",
     "checker/parallel_bfs.py",
+    "checker/bfs_worker.py",
 )
 PACKAGE_OF = {"model": "replcheck.model", "invariants": "replcheck.invariants"}
 PACKAGE_OF["checker"] = "replcheck.checker"
