@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from html import escape
+from typing import Any
 
 from replcheck.model.interface import Action
 from replcheck.model.kafka.config import Config
@@ -369,6 +370,25 @@ def render_state(s: State, prev: State | None, action: Action | None, step: int)
         f'<table class="lanes state"><thead><tr><th class="lane-head">step</th>'
         f'<th data-step="{step}">{step}<br><small>{name}</small></th></tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def render_plain_state(state: Any, prev: Any, action_text: str, step: int) -> str:
+    """A state of a model without a view of its own (the TLA+ spec): its fields as a
+    table, those the last step changed outlined."""
+    rows = []
+    for name, value in zip(state._fields, state, strict=True):
+        changed = prev is not None and getattr(prev, name) != value
+        cls = "cell changed" if changed else "cell"
+        rows.append(
+            f'<tr class="field" data-field="{escape(name)}"><th class="lane-head">'
+            f'{escape(name)}</th><td class="{cls}">{escape(repr(value))}</td></tr>'
+        )
+    return (
+        '<div class="legend">blue outline: changed by the last step</div>'
+        '<table class="lanes state plain"><thead><tr><th class="lane-head">field</th>'
+        f'<th data-step="{step}">{step}<br><small>{escape(action_text)}</small></th></tr>'
+        f"</thead><tbody>{''.join(rows)}</tbody></table>"
     )
 
 
