@@ -33,8 +33,7 @@ from replcheck.traces.load import parse_action
 from replcheck.traces.text import describe_action, state_changes
 
 SEPARATOR = "/"  # between the steps of a path
-MAX_PATH_CHARS = 100_000  # paths are short; a request past this is not one
-MAX_PATH_STEPS = 2_000
+MAX_PATH_CHARS = 10_000  # paths are short (ten steps: 250); a request past this is not one
 
 __all__ = ["ExploreError", "ExploreServer", "Explorer", "make_server", "page_html"]
 
@@ -83,8 +82,6 @@ class Explorer:
         if not text:
             return []
         parts = text.split(SEPARATOR)
-        if len(parts) > MAX_PATH_STEPS:
-            raise ExploreError(f"path: more than {MAX_PATH_STEPS:,} steps")
         actions = []
         for index, part in enumerate(parts, start=1):
             if not part.strip():
@@ -123,6 +120,7 @@ class Explorer:
             "config": self.config.describe(),
             "model": "kafka" if self.kafka else self.config.model,
             "path": self.path_text(actions),
+            "start": self.path_text(self.start),
             "steps": [
                 {"index": k, "step": self.step_text(a), "label": self.label(a)}
                 for k, (a, _s) in enumerate(steps)
@@ -279,6 +277,12 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(404, {"error": f"not found: {url.path[:80]} (see docs/explore.md)"})
         except InputError as exc:
             self._json(400, {"error": str(exc)})
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own refusals (a request line too long, a method other than GET)
+        as the API's: a JSON ``error``, one line."""
+        self.close_connection = True
+        self._json(code, {"error": message or self.responses.get(code, ("error",))[0]})
 
     def _actions(self, query: str) -> list[Action]:
         values = parse_qs(query, keep_blank_values=True).get("steps", [""])

@@ -12,6 +12,7 @@ import argparse
 import sys
 import webbrowser
 
+from replcheck import options
 from replcheck.checker.cli.args import (
     add_model_args,
     add_model_choice,
@@ -19,9 +20,10 @@ from replcheck.checker.cli.args import (
     model_flags_given,
     whole_number,
 )
-from replcheck.checker.cli.exits import EXIT_OK, EXIT_USAGE
+from replcheck.checker.cli.exits import EXIT_OK, EXIT_USAGE, UsageError
 from replcheck.model.errors import InputError
 from replcheck.model.interface import Action
+from replcheck.model.kafka.config import Config
 from replcheck.model.registry import AnyConfig
 from replcheck.traces.explore import Explorer, make_server
 from replcheck.traces.load import load_trace
@@ -100,13 +102,27 @@ def _model_and_start(args: argparse.Namespace) -> tuple[AnyConfig, list[Action]]
     """The configuration (the flags', else the trace's) and the path to start on."""
     if args.trace is None:
         return model_config_from_args(args), []
-    trace = load_trace(args.trace)  # missing, unreadable, not a trace: one line
+    release = args.kafka or args.mode
+    if args.kafka and args.mode:
+        raise UsageError("--kafka and --mode: give one of them")
+    args.kafka = args.mode = None
     if model_flags_given(args):
-        trace.config = model_config_from_args(args)
-        trace.recorded = [None] * (len(trace.actions) + 1)  # the other release's states
+        raise UsageError(
+            "--trace: the trace carries its configuration; of the model flags only --kafka "
+            "or --mode may go with it (its steps in another release, as replay does)"
+        )
+    trace = load_trace(args.trace)  # missing, unreadable, not a trace: one line
+    if release:
+        if not isinstance(trace.config, Config):
+            raise UsageError(
+                f"--kafka: a Kafka model option; this trace is of {trace.config.model}"
+            )
+        # As replay --kafka: the same actions; the recorded states are the other release's.
+        trace.config = options.model_config(trace.config.to_dict(), {"mode": release})
+        trace.recorded = [None] * (len(trace.actions) + 1)
         trace.invariant = trace.violation = None
     result = replay_trace(trace)
     if result.divergence is not None:
         div = result.divergence
-        raise InputError(f"--trace {args.trace}: does not replay: step {div.step}: {div.reason}")
+        raise UsageError(f"--trace {args.trace}: does not replay: step {div.step}: {div.reason}")
     return trace.config, list(trace.actions)
