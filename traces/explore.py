@@ -311,6 +311,7 @@ class _Handler(BaseHTTPRequestHandler):
 # ------------------------------------------------------------------------ page
 
 EXPLORE_STYLE = """
+[hidden] { display: none !important; }
 .bar { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; margin: .5rem 0; }
 .bar button, .bar a { font: inherit; padding: .2rem .7rem; }
 .explore { display: grid; grid-template-columns: minmax(0, 3fr) minmax(320px, 2fr); gap: 1rem;
@@ -373,6 +374,8 @@ SCRIPT = r"""
     home.href = PREFIX;
     box.appendChild(home);
     box.hidden = false;
+    $('banner').hidden = true;  // no state is shown: neither its verdict nor its actions
+    document.querySelector('main').hidden = true;
     document.body.setAttribute('data-error', message);
     document.body.removeAttribute('data-path');
   }
@@ -415,6 +418,7 @@ SCRIPT = r"""
     if (!startsWith(furthest, steps)) furthest = steps.slice();
     shown = path;
     $('error').hidden = true;
+    document.querySelector('main').hidden = false;
     document.body.removeAttribute('data-error');
     $('config').textContent = data.config;
     $('view').innerHTML = data.view;  // built by the server, every text escaped
