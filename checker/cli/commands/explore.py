@@ -89,8 +89,8 @@ def run(args: argparse.Namespace) -> int:
     with server:
         print(server.url, flush=True)
         print("replcheck explore: serving; Ctrl-C stops it", file=sys.stderr, flush=True)
-        if args.open:
-            webbrowser.open(server.url)
+        if args.open and not webbrowser.open(server.url):
+            print("replcheck explore: no web browser found; open the URL above", file=sys.stderr)
         try:
             server.serve_forever()
         except KeyboardInterrupt:
