@@ -12,7 +12,11 @@ from typing import Any
 
 from replcheck.model.interface import Model
 from replcheck.model.kafka.config import Config, make_config
-from replcheck.model.kafka.replication import KafkaReplication, config_action_params
+from replcheck.model.kafka.replication import (
+    ACTION_DOCS,
+    KafkaReplication,
+    config_action_params,
+)
 from replcheck.model.tla.config import KAFKA_MODEL, SpecConfig, make_spec_config
 from replcheck.model.tla.spec import ACTION_PARAMS as SPEC_ACTION_PARAMS
 
@@ -36,3 +40,11 @@ def action_params(config: AnyConfig) -> dict[str, tuple[str, ...]]:
     if isinstance(config, SpecConfig):
         return SPEC_ACTION_PARAMS
     return config_action_params(config)
+
+
+def action_docs(config: AnyConfig) -> dict[str, str]:
+    """A one-line description of each action of the configuration's model, where it has
+    them (the TLA+ spec's actions are named after the spec's and have none here)."""
+    if isinstance(config, SpecConfig):
+        return {}
+    return {name: ACTION_DOCS[name] for name in config_action_params(config)}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from html import escape
+from typing import Any
 
 from replcheck.model.interface import Action
 from replcheck.model.kafka.config import Config
@@ -27,7 +28,13 @@ from replcheck.model.kafka.state import (
     record_name,
 )
 from replcheck.traces.replay import ReplayResult
-from replcheck.traces.text import controller_cell, describe_action, disk_replaced, state_changes
+from replcheck.traces.text import (
+    controller_cell,
+    describe_action,
+    disk_replaced,
+    inflight_summary,
+    state_changes,
+)
 
 EPOCH_COLOURS = ["#9e9e9e", "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#edc948", "#76b7b2"]
 
@@ -83,6 +90,7 @@ table { border-collapse: collapse; }
   white-space: nowrap; }
 .isr.in { background: #e8f5e9; color: #1b5e20; }
 .isr.out { background: #fbe9e7; color: #bf360c; }
+.inflight { color: #6a1b9a; font-size: 11px; }
 .crash-note { color: #b71c1c; font-weight: 600; white-space: nowrap; }
 .broken { background: #ffebee !important; }
 .cell.broken { box-shadow: inset 0 0 0 3px #c62828; }
@@ -227,7 +235,18 @@ def log_html(r: Replica, show_hw: bool = True) -> str:
     return f'<div class="log">{"".join(parts)}</div>'
 
 
-def replica_html(i: int, r: Replica, s: State, prev: State | None, step: int, broken: bool) -> str:
+def replica_html(
+    i: int,
+    r: Replica,
+    s: State,
+    prev: State | None,
+    step: int,
+    broken: bool,
+    detail: bool = False,
+) -> str:
+    """One replica in one step: role and epoch, log, HW and LEO, ISR membership.
+    ``detail`` adds what a timeline column has no room for: the checkpointed HW, the
+    response in flight, and a leader's view of its followers (``replcheck explore``)."""
     classes = ["cell"]
     changed = prev is not None and prev.replicas[i] != r
     if changed:
@@ -269,7 +288,111 @@ def replica_html(i: int, r: Replica, s: State, prev: State | None, step: int, br
             f'{note}<div class="role {role_class}">{role}</div>{log_html(r)}'
             f'<div class="nums nw">HW {r.hw} &middot; LEO {len(r.log)}</div>{isr}'
         )
+        if detail:
+            body += _replica_detail(i, r)
     return f'<td class="{" ".join(classes)}" data-step="{step}" data-replica="{i}">{body}</td>'
+
+
+def _replica_detail(i: int, r: Replica) -> str:
+    """The checkpointed HW, the response in flight, and a leader's view of its followers."""
+    lines = [f'<div class="nw" title="HW checkpoint">HW ckpt {r.hw_checkpoint}</div>']
+    if r.leader == i and r.remote_leo:
+        seen = ", ".join(
+            f"r{f}={'?' if leo < 0 else leo}" for f, leo in enumerate(r.remote_leo) if f != i
+        )
+        lines.append(
+            f'<div class="nw" title="followers\' LEOs as this leader saw them">'
+            f"followers' LEO {escape(seen)}</div>"
+        )
+    if r.leader == i and r.pending_isr:
+        wanted = ",".join(f"r{m}" for m in members(r.pending_isr))
+        lines.append(f'<div class="nw">awaits ISR {{{wanted}}}</div>')
+    if r.inflight:
+        lines.append(
+            f'<div class="inflight">in flight: {escape(inflight_summary(r.inflight))}</div>'
+        )
+    return f'<div class="nums detail">{"".join(lines)}</div>'
+
+
+def controller_html(
+    s: State, prev: State | None, step: int, broken: bool, detail: bool = False
+) -> str:
+    """The controller in one step: leader, epoch, ISR (ELR), what is committed; ``detail``
+    adds the brokers it believes alive and the ISR changes it has yet to handle."""
+    committed = " ".join(map(record_name, s.committed)) or "nothing"
+    changed = prev is not None and controller_cell(prev) != controller_cell(s)
+    ccls = "cell" + (" changed" if changed else "") + (" broken" if broken else "")
+    extra = ""
+    if detail:
+        live = ",".join(f"r{m}" for m in members(s.ctrl_live))
+        extra = f'<div class="nums">live: {{{live}}}</div>'
+        for sender, epoch, _ok, isr, _restarted in s.alter_requests:
+            wanted = ",".join(f"r{m}" for m in members(isr))
+            extra += (
+                f'<div class="inflight">in flight: r{sender} asks for ISR {{{wanted}}} '
+                f"(epoch {epoch})</div>"
+            )
+    return (
+        f'<td class="{ccls}" data-step="{step}"><div class="role">'
+        f"{escape(controller_cell(s))}</div>"
+        f'<div class="nums">committed: {escape(committed)}</div>{extra}</td>'
+    )
+
+
+def legend_html(epochs: Sequence[int]) -> str:
+    """The key to the colours and marks."""
+    boxes = "".join(
+        f'<span class="rec" style="background:{epoch_colour(e)}">epoch {e}</span>' for e in epochs
+    )
+    return (
+        f"records by the epoch they were written in: {boxes}\n"
+        '<span class="mark hw"></span>HW &nbsp; <span class="mark leo"></span>LEO &nbsp;\n'
+        '<span class="mark hw leo"></span>HW = LEO &nbsp;\n'
+    )
+
+
+def render_state(s: State, prev: State | None, action: Action | None, step: int) -> str:
+    """One state as one column of the timeline, in detail: a lane per replica and the
+    controller's; what the step to it changed is outlined (``replcheck explore``)."""
+    name = escape(describe_action(action) if action else "initial state")
+    rows = [
+        f'<tr class="lane" data-replica="{i}"><th class="lane-head">r{i}</th>'
+        f"{replica_html(i, r, s, prev, step, False, detail=True)}</tr>"
+        for i, r in enumerate(s.replicas)
+    ]
+    rows.append(
+        '<tr class="lane controller"><th class="lane-head">controller</th>'
+        f"{controller_html(s, prev, step, False, detail=True)}</tr>"
+    )
+    epochs = sorted({record_epoch(x) for r in s.replicas for x in r.log})
+    return (
+        f'<div class="legend">{legend_html(epochs)}blue outline: changed by the last step</div>'
+        f'<table class="lanes state"><thead><tr><th class="lane-head">step</th>'
+        f'<th data-step="{step}">{step}<br><small>{name}</small></th></tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def render_plain_state(state: Any, prev: Any, action_text: str, step: int) -> str:
+    """A state of a model without a view of its own (the TLA+ spec): its fields as a
+    table, those the last step changed outlined."""
+    rows = []
+    for name, value in zip(state._fields, state, strict=True):
+        changed = prev is not None and getattr(prev, name) != value
+        cls = "cell changed" if changed else "cell"
+        rows.append(
+            f'<tr class="field" data-field="{escape(name)}"><th class="lane-head">'
+            f'{escape(name)}</th><td class="{cls}">{escape(repr(value))}</td></tr>'
+        )
+    return (
+        '<div class="legend">blue outline: changed by the last step</div>'
+        '<table class="lanes state plain"><thead><tr><th class="lane-head">field</th>'
+        f'<th data-step="{step}">{step}<br><small>{escape(action_text)}</small></th></tr>'
+        f"</thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+LEGEND_KEY = "blue outline: changed at this step; red: the invariant breaks here"
 
 
 def render_steps(
@@ -299,14 +422,7 @@ def render_steps(
         heads.append(f'<th data-step="{step}"{cls}>{step}<br><small>{name}</small></th>')
         for i, r in enumerate(s.replicas):
             lanes[i].append(replica_html(i, r, s, prev, step, broken))
-        committed = " ".join(map(record_name, s.committed)) or "nothing"
-        changed = prev is not None and controller_cell(prev) != controller_cell(s)
-        ccls = "cell" + (" changed" if changed else "") + (" broken" if broken else "")
-        ctrl.append(
-            f'<td class="{ccls}" data-step="{step}"><div class="role">'
-            f"{escape(controller_cell(s))}</div>"
-            f'<div class="nums">committed: {escape(committed)}</div></td>'
-        )
+        ctrl.append(controller_html(s, prev, step, broken))
         changes = state_changes(prev, s) if prev is not None else ["initial state"]
         items = "".join(f"<li>{escape(c)}</li>" for c in changes)
         text = describe_action(action) if action else "initial state"
@@ -325,9 +441,6 @@ def render_steps(
     )
     focus = f' data-focus="{focus_step}"' if focus_step is not None else ""
     epochs = sorted({record_epoch(x) for _, s in steps for r in s.replicas for x in r.log})
-    legend = "".join(
-        f'<span class="rec" style="background:{epoch_colour(e)}">epoch {e}</span>' for e in epochs
-    )
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -340,10 +453,7 @@ def render_steps(
 <h1>{escape(title)}</h1>
 <div class="config">{escape(config.describe())}</div>
 <p id="verdict" class="verdict {verdict_class}">{escape(verdict)}</p>
-<div class="legend">records by the epoch they were written in: {legend}
-<span class="mark hw"></span>HW &nbsp; <span class="mark leo"></span>LEO &nbsp;
-<span class="mark hw leo"></span>HW = LEO &nbsp;
-blue outline: changed at this step; red: the invariant breaks here</div>
+<div class="legend">{legend_html(epochs)}{LEGEND_KEY}</div>
 </header>
 <main class="layout">
 <section class="timeline" id="timeline"{focus}>

@@ -126,7 +126,8 @@ def _from_itf(data: dict[str, Any], where: str) -> LoadedTrace:
 
 # ----------------------------------------------------------- action lists
 
-_CALL = re.compile(r"^\s*([a-z_]+)\s*(?:\((.*)\))?\s*$")
+# Action names: the Kafka model's (``fetch_request``) and the TLA+ spec's (``BecomeLeader``).
+_CALL = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\((.*)\))?\s*$")
 
 
 def parse_action(

@@ -261,6 +261,14 @@ _KAFKA_ONLY = {
 }
 
 
+def model_flags_given(args: argparse.Namespace) -> bool:
+    """Whether any flag of :func:`add_model_args` or :func:`add_model_choice` was given."""
+    keys = set(_KAFKA_ONLY) | set(SPEC_KEYS)
+    return args.model != KAFKA_MODEL or any(
+        getattr(args, key, None) not in (None, False) for key in keys
+    )
+
+
 def model_config_from_args(args: argparse.Namespace) -> AnyConfig:
     """The Kafka model's Config (see :func:`config_from_args`) or the spec's SpecConfig."""
     spec_flags = {key: getattr(args, key, None) for key in SPEC_KEYS if key != "replicas"}
