@@ -81,7 +81,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--checkpoint",
         metavar="DIR",
         help="write the search's state to DIR at level boundaries (at most every "
-        "--checkpoint-every seconds) and whenever it stops, Ctrl-C included; go on with "
+        "--checkpoint-every seconds) and whenever it stops, Ctrl-C or SIGTERM included; go on with "
         "--resume DIR",
     )
     g.add_argument(
