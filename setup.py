@@ -5,8 +5,9 @@ install, the modules below are also compiled to C extensions, which CPython impo
 in place of the ``.py`` files beside them: the same source, run about 1.6 times
 faster (benchmarks/README.md, "Per core").  Each extension is optional: where it
 cannot be built (no C compiler) the module stays pure Python, which works everywhere
-(``replcheck --version`` says how the hot modules run).  ``REPLCHECK_PURE_PYTHON=1`` at install builds nothing; at run time it
-makes an installed build run the Python source instead (see api/compiled.py).
+(``replcheck --version`` says how the hot modules run).  ``REPLCHECK_PURE_PYTHON=1``
+at install builds nothing; at run time it makes an installed build run the Python
+source instead (see api/compiled.py).
 """
 
 from __future__ import annotations
