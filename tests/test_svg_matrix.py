@@ -117,3 +117,23 @@ def test_cells_must_fit_the_rows_and_columns_and_name_a_category(svg):
 )
 def test_github_anchor(svg, heading, anchor):
     assert svg.github_anchor(heading) == anchor
+
+
+@pytest.mark.parametrize(
+    ("page", "picture"),
+    [("kafka-bugs.md", "kafka-bugs.svg"), ("hw-vs-leader-epoch.md", "hw-vs-leader-epoch.svg")],
+)
+def test_the_committed_pictures_are_shown_and_link_to_headings_that_exist(svg, page, picture):
+    """Each generated page opens with its picture, the README shows it, and every link
+    in the picture goes to a heading of the page, by the anchor GitHub gives it."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    assert f"]({picture})" in text.split("\n## ", 1)[0]
+    readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
+    assert f"](docs/{picture})" in readme
+    root = ET.fromstring((DOCS / picture).read_text(encoding="utf-8"))
+    anchors = {svg.github_anchor(h) for h in re.findall(r"^#+ (.+)$", text, re.M)}
+    hrefs = {a.get("href") for a in root.iter("{http://www.w3.org/2000/svg}a")}
+    assert hrefs
+    for href in hrefs:
+        target, _, anchor = href.partition("#")
+        assert target == page and anchor in anchors, href
