@@ -287,5 +287,8 @@ def generator_main(description: str, build, page: str, traces: str, folder: Path
             print(f"stale: {folder.name}/{rel}")
         return 1 if stale else 0
     write_files(files, folder, traces)
-    print(f"wrote {folder.name}/{page} and {len(files) - 1} traces under {folder.name}/{traces}/")
+    others = [rel for rel in files if rel != page and not rel.startswith(f"{traces}/")]
+    count = len(files) - 1 - len(others)
+    also = "".join(f", {folder.name}/{rel}" for rel in others)
+    print(f"wrote {folder.name}/{page}{also} and {count} traces under {folder.name}/{traces}/")
     return 0
