@@ -653,7 +653,8 @@ EXPLORE_STYLE = """
 #actions button.breaks { border-color: #c62828; }
 .tools { font-size: 13px; }
 .tools label { margin-right: .4rem; }
-.tools input[type=number] { width: 7em; }
+.tools input[type=number] { width: 6.5em; }
+#find-seconds { width: 4em; }
 #find-status, #load-status { font-size: 13px; margin: .3rem 0; min-height: 1.2em; }
 #find-status.violated { color: #c62828; }
 .tools .error { color: #8a6d00; }
