@@ -16,26 +16,42 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Hashable, Sequence
+import threading
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from html import escape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from replcheck.invariants import registry
+from replcheck.invariants import Invariant, registry
 from replcheck.model.errors import InputError
 from replcheck.model.interface import Action
 from replcheck.model.kafka.config import Config
 from replcheck.model.registry import AnyConfig, action_docs, action_params, build_model
 from replcheck.traces.html import STYLE, render_plain_state, render_state
 from replcheck.traces.itf import trace_to_itf
-from replcheck.traces.load import parse_action
+from replcheck.traces.load import parse_action, trace_from_text
+from replcheck.traces.replay import replay_trace
 from replcheck.traces.text import describe_action, state_changes
 
 SEPARATOR = "/"  # between the steps of a path
 MAX_PATH_CHARS = 10_000  # paths are short (ten steps: 250); a request past this is not one
+MAX_BODY_BYTES = 4 * 2**20  # a POST's body: a trace of 50 steps on 5 replicas is ~0.3 MiB
+# A find's limits: the defaults the page offers, and the most a request may ask for.
+FIND_MAX_STATES, FIND_TIME_LIMIT = 200_000, 30.0
+FIND_MAX_STATES_CAP, FIND_TIME_LIMIT_CAP = 50_000_000, 3600.0
 
-__all__ = ["ExploreError", "ExploreServer", "Explorer", "make_server", "page_html"]
+__all__ = [
+    "ExploreError",
+    "ExploreServer",
+    "Explorer",
+    "FindFunction",
+    "FindOutcome",
+    "FindRequest",
+    "make_server",
+    "page_html",
+]
 
 
 class ExploreError(InputError):
@@ -43,6 +59,36 @@ class ExploreError(InputError):
 
 
 Steps = list[tuple[Action | None, Hashable]]
+
+
+@dataclass
+class FindRequest:
+    """A search the page asked for: from the end of ``actions``, for ``invariant``."""
+
+    actions: list[Action]
+    invariant: Invariant
+    max_states: int
+    time_limit: float
+
+
+@dataclass
+class FindOutcome:
+    """What a search from a path's last state established.  ``status`` is the engine's
+    (``complete``, ``all-violated``, ``max-states``, ``timeout``, ``memory``);
+    ``steps`` the shortest continuation into a violation, or None if none was found."""
+
+    status: str
+    states: int
+    depth: int
+    seconds: float
+    steps: list[Action] | None
+    message: str | None = None
+
+
+# The search behind "find": (explorer, request, on_progress(states, depth, seconds)).
+# The engines live above this layer (README, "Where things live"), so the server is given
+# one: ``replcheck explore`` wires in ``replcheck.checker.explore_find.find_violation``.
+FindFunction = Callable[["Explorer", FindRequest, Callable[[int, int, float], None]], FindOutcome]
 
 
 class Explorer:
@@ -116,6 +162,9 @@ class Explorer:
         prev = steps[-2][1] if len(steps) > 1 else None
         last = len(steps) - 1
         statuses = self._invariants(steps)
+        holding = [
+            inv for inv, s in zip(self.invariants, statuses, strict=True) if not s["violated"]
+        ]
         return {
             "config": self.config.describe(),
             "model": "kafka" if self.kafka else self.config.model,
@@ -134,6 +183,7 @@ class Explorer:
                     "label": self.label(a),
                     "action": a.name,
                     "description": self.docs.get(a.name, ""),
+                    **self._preview(state, a, holding),
                 }
                 for a in dict.fromkeys(self.model.actions(state))
             ],
@@ -156,6 +206,13 @@ class Explorer:
             return state_changes(prev, state)
         fields = zip(state._fields, state, prev, strict=True)
         return [f"{name} = {now!r}" for name, now, before in fields if now != before]
+
+    def _preview(self, state: Any, action: Action, holding: Sequence[Invariant]) -> dict[str, Any]:
+        """Where an enabled action leads: the step's changes, and which of the invariants
+        ``holding`` in ``state`` it breaks (the page shows both on the action's button)."""
+        after = self.model.next_state(state, action)
+        breaks = [inv.id for inv in holding if inv(after) is not None]
+        return {"changes": self._changes(state, after), "breaks": breaks}
 
     def _invariants(self, steps: Steps) -> list[dict[str, Any]]:
         """Each invariant in the last state, and the first step along the path to break it."""
@@ -187,6 +244,64 @@ class Explorer:
                 return inv.id, message
         return None, None
 
+    # ------------------------------------------------------------ load, find
+
+    def load(self, text: str, name: str) -> dict[str, Any]:
+        """A trace's text (ITF or an action list, as ``replcheck replay`` reads a file) as a
+        path of this model: it must be of this configuration and replay exactly."""
+        trace = trace_from_text(text, name)
+        if trace.config.to_dict() != self.config.to_dict():
+            raise ExploreError(
+                f"{name}: a trace of {trace.config.describe()}, not of this server's "
+                f"{self.config.describe()} (replcheck explore --trace {name} serves its own)"
+            )
+        result = replay_trace(trace, self.model)
+        if result.divergence is not None:
+            div = result.divergence
+            raise ExploreError(f"{name}: does not replay here: step {div.step}: {div.reason}")
+        return {
+            "path": self.path_text(trace.actions),
+            "steps": len(trace.actions),
+            "kind": trace.kind,
+            "invariant": result.invariant,
+        }
+
+    def find_request(self, body: Any) -> FindRequest:
+        """A find's request (``{"steps", "invariant", "max_states", "time_limit"}``),
+        checked: the path taken, a known invariant, limits within the caps."""
+        if not isinstance(body, dict):
+            raise ExploreError("find: the body must be a JSON object (steps, invariant, ...)")
+        unknown = sorted(set(body) - {"steps", "invariant", "max_states", "time_limit"})
+        if unknown:
+            raise ExploreError(f"find: unknown key {unknown[0]!r}"[:200])
+        steps = body.get("steps", "")
+        if not isinstance(steps, str):
+            raise ExploreError("find: steps: expected the path as text")
+        actions = self.parse_path(steps)
+        self.execute(actions)  # a path that cannot be taken is refused before a search
+        ids = {inv.id: inv for inv in self.invariants}
+        wanted = body.get("invariant")
+        if wanted not in ids:
+            raise ExploreError(
+                f"find: invariant: expected one of {', '.join(ids)} (got {wanted!r})"[:300]
+            )
+        max_states = body.get("max_states", FIND_MAX_STATES)
+        if type(max_states) is not int or not 1 <= max_states <= FIND_MAX_STATES_CAP:
+            raise ExploreError(
+                f"find: max_states: expected a whole number from 1 to "
+                f"{FIND_MAX_STATES_CAP:,} (got {max_states!r})"[:200]
+            )
+        time_limit = body.get("time_limit", FIND_TIME_LIMIT)
+        if (
+            type(time_limit) not in (int, float)
+            or not 0 < time_limit <= FIND_TIME_LIMIT_CAP  # NaN fails this too
+        ):
+            raise ExploreError(
+                f"find: time_limit: expected seconds, more than 0 and at most "
+                f"{FIND_TIME_LIMIT_CAP:g} (got {time_limit!r})"[:200]
+            )
+        return FindRequest(actions, ids[wanted], max_states, float(time_limit))
+
     # ----------------------------------------------------------------- export
 
     def export_itf(self, actions: Sequence[Action]) -> dict[str, Any]:
@@ -213,20 +328,48 @@ class Explorer:
 
 
 class ExploreServer(ThreadingHTTPServer):
-    """The page and its API on one address; one thread per request, none kept at exit."""
+    """The page and its API on one address; one thread per request, none kept at exit.
+
+    ``find`` is the search behind the page's "find" (None: the page has no find); it
+    runs one search at a time, in a thread of its own, while the server goes on
+    answering; the page polls the search's job.
+    """
 
     daemon_threads = True
     allow_reuse_port = False  # a port another server listens on is "in use", not shared
 
-    def __init__(self, address: tuple[str, int], explorer: Explorer) -> None:
+    def __init__(
+        self, address: tuple[str, int], explorer: Explorer, find: FindFunction | None = None
+    ) -> None:
         self.explorer = explorer
-        self.page = page_html(explorer)
+        self.find = find
+        self.job: FindJob | None = None  # the latest search; earlier ones are forgotten
+        self._jobs = threading.Lock()
+        self._numbered = 0
+        self.page = page_html(explorer, find is not None)
         super().__init__(address, _Handler)
 
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
         return f"http://{host}:{port}/"
+
+    def start_find(self, request: FindRequest) -> FindJob:
+        """Start a search in a thread; a _Refusal (409) while another one runs."""
+        if self.find is None:
+            raise _Refusal(404, "find: this server has no search engine (see docs/explore.md)")
+        with self._jobs:
+            running = self.job
+            if running is not None and not running.done.is_set():
+                raise _Refusal(
+                    409,
+                    f"find: search {running.number} is still running "
+                    f"({running.request.invariant.id}); one at a time: wait for it to end",
+                )
+            self._numbered += 1
+            self.job = FindJob(self._numbered, self.explorer, request, self.find)
+            self.job.thread.start()
+            return self.job
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A browser that hangs up mid-answer is not news; anything else is one line."""
@@ -236,10 +379,79 @@ class ExploreServer(ThreadingHTTPServer):
         print(f"replcheck explore: {type(exc).__name__}: {exc}", file=sys.stderr)
 
 
-def make_server(explorer: Explorer, host: str = "127.0.0.1", port: int = 0) -> ExploreServer:
-    """The server, bound and listening (``port`` 0: a free one); ExploreError if it cannot."""
+class FindJob:
+    """One search, run in a daemon thread (Ctrl-C ends the server without waiting for it:
+    its limits end it otherwise); ``answer()`` is what the page polls."""
+
+    def __init__(
+        self, number: int, explorer: Explorer, request: FindRequest, find: FindFunction
+    ) -> None:
+        self.number = number
+        self.request = request
+        self.explorer = explorer
+        self.progress: tuple[int, int, float] = (0, 0, 0.0)
+        self.outcome: FindOutcome | None = None
+        self.error: str | None = None
+        self.done = threading.Event()
+        self._find = find
+        self.thread = threading.Thread(target=self._run, name=f"find-{number}", daemon=True)
+
+    def _run(self) -> None:
+        try:
+            self.outcome = self._find(self.explorer, self.request, self._note)
+        except Exception as exc:  # an engine's failure is the job's answer, one line
+            self.error = " ".join(f"find: {type(exc).__name__}: {exc}".split())[:500]
+        finally:
+            self.done.set()
+
+    def _note(self, states: int, depth: int, seconds: float) -> None:
+        self.progress = (states, depth, seconds)
+
+    def answer(self) -> dict[str, Any]:
+        """The job as ``GET /api/find`` answers it (docs/explore.md)."""
+        req, explorer = self.request, self.explorer
+        out: dict[str, Any] = {
+            "job": self.number,
+            "running": not self.done.is_set(),
+            "invariant": req.invariant.id,
+            "from": explorer.path_text(req.actions),
+            "max_states": req.max_states,
+            "time_limit": req.time_limit,
+        }
+        outcome = self.outcome
+        if out["running"] or outcome is None:
+            states, depth, seconds = self.progress
+            out.update(states=states, depth=depth, seconds=round(seconds, 3))
+            if self.error is not None and not out["running"]:
+                out["error"] = self.error
+            return out
+        out.update(
+            states=outcome.states,
+            depth=outcome.depth,
+            seconds=round(outcome.seconds, 3),
+            status=outcome.status,
+            complete=outcome.status in ("complete", "all-violated"),
+            violated=outcome.steps is not None,
+        )
+        if outcome.steps is not None:
+            out.update(
+                added=len(outcome.steps),
+                path=explorer.path_text([*req.actions, *outcome.steps]),
+                message=outcome.message,
+            )
+        return out
+
+
+def make_server(
+    explorer: Explorer,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    find: FindFunction | None = None,
+) -> ExploreServer:
+    """The server, bound and listening (``port`` 0: a free one); ExploreError if it cannot.
+    ``find``: the search behind the page's "find" (None: no find)."""
     try:
-        return ExploreServer((host, port), explorer)
+        return ExploreServer((host, port), explorer, find)
     except OSError as exc:
         if exc.errno in _IN_USE:
             raise ExploreError(
@@ -250,6 +462,16 @@ def make_server(explorer: Explorer, host: str = "127.0.0.1", port: int = 0) -> E
 
 
 _IN_USE = {98, 48, 10048}  # EADDRINUSE: Linux, macOS, Windows
+_GET_ONLY = ("/", "/index.html", "/api/state", "/api/export.itf.json", "/api/export.actions.json")
+_DRAIN_BYTES = 64 * 2**20  # an oversized body is read (and dropped) up to this, to answer 413
+
+
+class _Refusal(Exception):
+    """A request answered with ``status`` and a one-line JSON error."""
+
+    def __init__(self, status: int, message: str, allow: str | None = None) -> None:
+        super().__init__(message)
+        self.status, self.allow = status, allow
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -260,40 +482,128 @@ class _Handler(BaseHTTPRequestHandler):
         """Quiet: the terminal shows the URL, not every request."""
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        self._answer(self._get)
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        self._answer(self._post)
+
+    def _answer(self, route: Callable[[str, str], None]) -> None:
         url = urlsplit(self.path)
-        explorer = self.server.explorer
         try:
-            if url.path in ("/", "/index.html"):
-                self._send(200, self.server.page.encode(), "text/html; charset=utf-8")
-            elif url.path == "/api/state":
-                self._json(200, explorer.state(self._actions(url.query)))
-            elif url.path == "/api/export.itf.json":
-                doc = explorer.export_itf(self._actions(url.query))
-                self._json(200, doc, download="explore.itf.json")
-            elif url.path == "/api/export.actions.json":
-                doc = explorer.export_actions(self._actions(url.query))
-                self._json(200, doc, download="explore.actions.json")
-            else:
-                self._json(404, {"error": f"not found: {url.path[:80]} (see docs/explore.md)"})
+            route(url.path, url.query)
         except InputError as exc:
             self._json(400, {"error": str(exc)})
+        except _Refusal as exc:
+            extra = {"Allow": exc.allow} if exc.allow else None
+            self._json(exc.status, {"error": str(exc)}, extra=extra)
+
+    def _get(self, path: str, query: str) -> None:
+        explorer = self.server.explorer
+        if path in ("/", "/index.html"):
+            self._send(200, self.server.page.encode(), "text/html; charset=utf-8")
+        elif path == "/api/state":
+            self._json(200, explorer.state(self._actions(query)))
+        elif path == "/api/export.itf.json":
+            doc = explorer.export_itf(self._actions(query))
+            self._json(200, doc, download="explore.itf.json")
+        elif path == "/api/export.actions.json":
+            doc = explorer.export_actions(self._actions(query))
+            self._json(200, doc, download="explore.actions.json")
+        elif path == "/api/find":
+            self._json(200, self._job(query).answer())
+        elif path == "/api/load":
+            raise _Refusal(405, "load: POST the trace's text (see docs/explore.md)", "POST")
+        else:
+            raise _Refusal(404, f"not found: {path[:80]} (see docs/explore.md)")
+
+    def _post(self, path: str, query: str) -> None:
+        explorer = self.server.explorer
+        if path == "/api/find":
+            request = explorer.find_request(self._json_body())
+            self._json(202, self.server.start_find(request).answer())
+        elif path == "/api/load":
+            name = self._one(query, "name", "trace.json")
+            name = " ".join(name.split())[:100] or "trace.json"  # only named in messages
+            try:
+                text = self._body().decode("utf-8-sig")
+            except UnicodeDecodeError as exc:
+                raise ExploreError(f"{name}: not UTF-8 text (byte {exc.start})") from None
+            self._json(200, explorer.load(text, name))
+        elif path in _GET_ONLY:
+            raise _Refusal(405, f"{path}: GET only (see docs/explore.md)", "GET")
+        else:
+            raise _Refusal(404, f"not found: {path[:80]} (see docs/explore.md)")
+
+    def _job(self, query: str) -> FindJob:
+        job = self.server.job
+        if job is None:
+            raise _Refusal(404, "find: no search yet (POST /api/find starts one)")
+        wanted = self._one(query, "job", "")
+        if wanted and wanted != str(job.number):
+            raise _Refusal(
+                404,
+                f"find: no search {wanted[:20]!r} (the latest is {job.number}; "
+                "only the latest is kept)",
+            )
+        return job
+
+    def _body(self) -> bytes:
+        """The request's body, at most MAX_BODY_BYTES (a bigger one is 413)."""
+        if self.headers.get("Transfer-Encoding"):
+            self.close_connection = True
+            raise _Refusal(411, "a body with a Content-Length, please (no chunked encoding)")
+        length = self.headers.get("Content-Length")
+        if length is None:
+            raise _Refusal(411, "a body with a Content-Length, please")
+        if not length.isdigit():
+            self.close_connection = True
+            raise _Refusal(400, f"Content-Length: not a byte count ({length[:20]!r})")
+        size = int(length)
+        if size > MAX_BODY_BYTES:
+            self.close_connection = True
+            left = min(size, _DRAIN_BYTES)  # read what was sent, so the client sees the 413
+            while left > 0 and (chunk := self.rfile.read(min(left, 2**16))):
+                left -= len(chunk)
+            raise _Refusal(413, f"body: {size:,} bytes, more than the {MAX_BODY_BYTES:,} accepted")
+        data = self.rfile.read(size)
+        if len(data) != size:
+            self.close_connection = True
+            raise _Refusal(400, f"body: {len(data):,} bytes of the {size:,} announced")
+        return data
+
+    def _json_body(self) -> Any:
+        try:
+            return json.loads(self._body())
+        except (ValueError, RecursionError) as exc:
+            raise ExploreError(f"body: not JSON ({' '.join(str(exc).split())[:120]})") from None
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        """http.server's own refusals (a request line too long, a method other than GET)
-        as the API's: a JSON ``error``, one line."""
+        """http.server's own refusals (a request line too long, a method other than GET or
+        POST) as the API's: a JSON ``error``, one line."""
         self.close_connection = True
         self._json(code, {"error": message or self.responses.get(code, ("error",))[0]})
 
-    def _actions(self, query: str) -> list[Action]:
-        values = parse_qs(query, keep_blank_values=True).get("steps", [""])
+    def _one(self, query: str, key: str, default: str) -> str:
+        values = parse_qs(query, keep_blank_values=True).get(key, [default])
         if len(values) > 1:
-            raise ExploreError("steps: give it once")
-        return self.server.explorer.parse_path(values[0])
+            raise ExploreError(f"{key}: give it once")
+        return values[0]
 
-    def _json(self, status: int, body: Any, download: str | None = None) -> None:
+    def _actions(self, query: str) -> list[Action]:
+        return self.server.explorer.parse_path(self._one(query, "steps", ""))
+
+    def _json(
+        self,
+        status: int,
+        body: Any,
+        download: str | None = None,
+        extra: dict[str, str] | None = None,
+    ) -> None:
         data = (json.dumps(body, indent=1) + "\n").encode()
-        extra = {"Content-Disposition": f'attachment; filename="{download}"'} if download else {}
-        self._send(status, data, "application/json", extra)
+        headers = dict(extra or {})
+        if download:
+            headers["Content-Disposition"] = f'attachment; filename="{download}"'
+        self._send(status, data, "application/json", headers)
 
     def _send(
         self, status: int, data: bytes, kind: str, extra: dict[str, str] | None = None
@@ -304,6 +614,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         for key, value in (extra or {}).items():
             self.send_header(key, value)
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(data)
 
@@ -337,6 +649,15 @@ EXPLORE_STYLE = """
 #invariants tr.violated td.status { color: #c62828; font-weight: 600; }
 #invariants tr.ok td.status { color: #2e7d32; }
 #invariants tr.optional td.id::after { content: " (on request)"; color: #777; }
+#actions .breaks { display: block; color: #c62828; font-size: 12px; margin-left: .3rem; }
+#actions button.breaks { border-color: #c62828; }
+.tools { font-size: 13px; }
+.tools label { margin-right: .4rem; }
+.tools input[type=number] { width: 6.5em; }
+#find-seconds { width: 4em; }
+#find-status, #load-status { font-size: 13px; margin: .3rem 0; min-height: 1.2em; }
+#find-status.violated { color: #c62828; }
+.tools .error { color: #8a6d00; }
 h2 { font-size: 1rem; margin: 1rem 0 .3rem; }
 """
 
@@ -413,6 +734,23 @@ SCRIPT = r"""
       showError('no answer from the server (is replcheck explore still running?): ' + e);
     });
   }
+  function preview(a) {  // an action button's tooltip: what it does, and where it leads
+    var lines = [a.description || a.label, '', 'leads to:'];
+    if (!a.changes.length) lines.push('  (no visible change)');
+    a.changes.forEach(function (c) { lines.push('  ' + c); });
+    if (a.breaks.length) lines.push('', 'breaks: ' + a.breaks.join(', '));
+    return lines.join('\n');
+  }
+  function invariantChoices(invariants) {  // once: the invariants "find" can look for
+    var select = $('find-invariant');
+    if (!select || select.options.length) return;
+    invariants.forEach(function (inv) {
+      var option = element('option', null, inv.id + (inv.default ? '' : ' (on request)'));
+      option.value = inv.id;
+      option.title = inv.description;
+      select.appendChild(option);
+    });
+  }
   function render(path, data) {
     var steps = split(path);
     if (!startsWith(furthest, steps)) furthest = steps.slice();
@@ -456,10 +794,15 @@ SCRIPT = r"""
       var button = element('button', 'action', a.label);
       button.type = 'button';
       button.setAttribute('data-step', a.step);
-      button.title = a.description || a.label;
+      button.title = preview(a);
+      button.setAttribute('data-breaks', a.breaks.join(' '));
+      if (a.breaks.length) button.classList.add('breaks');
       button.addEventListener('click', function () { go(steps.concat([a.step])); });
       li.appendChild(button);
       if (a.description) li.appendChild(element('span', 'doc', a.description));
+      if (a.breaks.length) {
+        li.appendChild(element('span', 'breaks', 'breaks ' + a.breaks.join(', ')));
+      }
       actions.appendChild(li);
     });
     if (!data.enabled.length) actions.appendChild(element('li', null, 'nothing is enabled'));
@@ -477,6 +820,7 @@ SCRIPT = r"""
       tr.appendChild(element('td', 'message', inv.message || ''));
       table.appendChild(tr);
     });
+    invariantChoices(data.invariants);
     $('back').disabled = steps.length === 0;
     $('forward').disabled = furthest.length <= steps.length;
     $('export-itf').href = apiUrl('export.itf.json', path);
@@ -493,16 +837,124 @@ SCRIPT = r"""
     if (furthest.length > steps.length) go(furthest.slice(0, steps.length + 1));
   });
   $('restart').addEventListener('click', function () { go([]); });
+
+  // Find: POST /api/find starts a search from the shown state; GET /api/find?job=N is
+  // polled until it ends; a violation found is loaded as the path (this path + its steps).
+  function number(n) { return n.toLocaleString('en-US'); }
+  function findStatus(text, cls, result) {
+    var box = $('find-status');
+    box.textContent = text;
+    box.className = cls || '';
+    if (result) document.body.setAttribute('data-find', result);
+  }
+  function post(url, body) {
+    return fetch(url, {method: 'POST', body: body}).then(function (r) {
+      return r.json().then(function (answer) { return {ok: r.ok, body: answer}; });
+    });
+  }
+  function finished(job) {
+    $('find').disabled = false;
+    if (job.error) { findStatus(job.error, 'error', 'error'); return; }
+    var counted = number(job.states) + (job.states === 1 ? ' state' : ' states');
+    if (job.violated) {
+      var where = job.added === 0 ? 'already violated here' :
+        'violated ' + job.added + (job.added === 1 ? ' step' : ' steps') + ' from here';
+      findStatus(job.invariant + ': ' + where + ' (shortest; ' + counted + ' searched, ' +
+                 job.seconds.toFixed(1) + ' s): ' + job.message, 'violated', 'violated');
+      go(split(job.path));
+    } else {
+      var why = job.complete ? 'complete: every state reachable from here' :
+        job.status === 'max-states' ? 'stopped at the limit of ' + number(job.max_states) +
+        ' states' : job.status === 'timeout' ? 'stopped at the time limit' : 'stopped: ' +
+        job.status;
+      findStatus(job.invariant + ': not violated within ' + counted + ' (' + why + ')',
+                 'holds', job.complete ? 'holds' : 'stopped');
+    }
+  }
+  function poll(number_) {
+    fetch('/api/find?job=' + number_).then(function (r) { return r.json(); }).then(function (job) {
+      if (job.error && job.job === undefined) { finished(job); return; }
+      if (!job.running) { finished(job); return; }
+      findStatus('searching for ' + job.invariant + ': ' + number(job.states) + ' states, depth ' +
+                 job.depth + ', ' + job.seconds.toFixed(1) + ' s', 'running', 'running');
+      setTimeout(function () { poll(number_); }, 300);
+    }).catch(function (e) {
+      finished({error: 'no answer from the server (is replcheck explore still running?): ' + e});
+    });
+  }
+  if ($('find')) $('find').addEventListener('click', function () {
+    var body = {steps: shown || '', invariant: $('find-invariant').value,
+                max_states: Number($('find-max').value),
+                time_limit: Number($('find-seconds').value)};
+    $('find').disabled = true;
+    findStatus('starting the search...', 'running', 'running');
+    post('/api/find', JSON.stringify(body)).then(function (res) {
+      if (!res.ok) { finished({error: res.body.error}); return; }
+      poll(res.body.job);
+    }).catch(function (e) {
+      finished({error: 'no answer from the server (is replcheck explore still running?): ' + e});
+    });
+  });
+
+  // Load: the file is read here (FileReader) and its text posted; the server parses and
+  // replays it (it must be of this configuration) and answers its path.
+  var maxBody = Number(document.body.getAttribute('data-max-body'));
+  function loadStatus(text, cls, result) {
+    var box = $('load-status');
+    box.textContent = text;
+    box.className = cls || '';
+    document.body.setAttribute('data-load', result);
+  }
+  $('load-file').addEventListener('change', function () {
+    var file = this.files[0];
+    this.value = '';  // the same file chosen again is a change again
+    if (!file) return;
+    if (file.size > maxBody) {
+      loadStatus(file.name + ': ' + number(file.size) + ' bytes, more than the ' +
+                 number(maxBody) + ' accepted', 'error', 'error');
+      return;
+    }
+    loadStatus('reading ' + file.name + '...', '', 'busy');
+    var reader = new FileReader();
+    reader.onerror = function () { loadStatus(file.name + ': cannot read it', 'error', 'error'); };
+    reader.onload = function () {
+      post('/api/load?name=' + encodeURIComponent(file.name), reader.result).then(function (res) {
+        if (!res.ok) { loadStatus(res.body.error, 'error', 'error'); return; }
+        loadStatus('loaded ' + file.name + ': ' + res.body.steps +
+                   (res.body.steps === 1 ? ' step' : ' steps'), '', 'loaded');
+        go(split(res.body.path));
+      }).catch(function (e) {
+        loadStatus('no answer from the server (is replcheck explore still running?): ' + e,
+                   'error', 'error');
+      });
+    };
+    reader.readAsText(file);
+  });
   window.addEventListener('hashchange', load);
   load();
 })();
 """
 
 
-def page_html(explorer: Explorer) -> str:
+def page_html(explorer: Explorer, find: bool = True) -> str:
     """The page: a frame the script fills from ``/api/state``; no file or network fetch
-    beyond this server's API."""
+    beyond this server's API.  ``find``: whether it offers a search (the server has one)."""
     start = escape(explorer.path_text(explorer.start))
+    finder = (
+        f"""<h2>Find a violation from here</h2>
+<div class="tools" id="find-panel">
+<select id="find-invariant" aria-label="invariant"></select>
+<label>max states <input type="number" id="find-max" min="1" step="1"
+ value="{FIND_MAX_STATES}"></label>
+<label>seconds <input type="number" id="find-seconds" min="1" step="1"
+ value="{FIND_TIME_LIMIT:g}"></label>
+<button type="button" id="find">find</button>
+<div id="find-status"></div>
+</div>
+"""
+        if find
+        else ""
+    )
     title = f"replcheck explore: {explorer.config.describe()}"
     return f"""<!DOCTYPE html>
 <html lang="en">
@@ -511,7 +963,7 @@ def page_html(explorer: Explorer) -> str:
 <title>{escape(title)}</title>
 <style>{STYLE}{EXPLORE_STYLE}</style>
 </head>
-<body data-start="{start}">
+<body data-start="{start}" data-max-body="{MAX_BODY_BYTES}">
 <header>
 <h1>replcheck explore</h1>
 <div class="config" id="config">{escape(explorer.config.describe())}</div>
@@ -541,6 +993,12 @@ def page_html(explorer: Explorer) -> str:
 <ul id="actions"></ul>
 <h2>Path</h2>
 <ol id="path" start="0"></ol>
+{finder}<h2>Load a trace</h2>
+<div class="tools">
+<label>an ITF trace or an action list <input type="file" id="load-file"
+ accept=".json,.toml,application/json"></label>
+<div id="load-status"></div>
+</div>
 </section>
 </main>
 <script>{SCRIPT}</script>

@@ -227,18 +227,22 @@ MAX_DIGITS = 100  # no count in a partition model comes near; past it is not a t
 
 def read_json(path: str | Path) -> Any:
     """The parsed JSON of ``path``, or a one-line TraceError (missing, unreadable, invalid)."""
-    text = read_text(path, TraceError, "ITF JSON")
+    return parse_json(read_text(path, TraceError, "ITF JSON"), str(path))
+
+
+def parse_json(text: str, where: str) -> Any:
+    """``text`` parsed as JSON, or a one-line TraceError naming ``where`` (a file's name)."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise TraceError(
-            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg})"
+            f"{where}: invalid JSON at line {exc.lineno} column {exc.colno} ({exc.msg})"
         ) from None
     except RecursionError:
-        raise TraceError(f"{path}: JSON nested too deeply to be a trace") from None
+        raise TraceError(f"{where}: JSON nested too deeply to be a trace") from None
     except ValueError as exc:  # an integer past Python's 4,300-digit conversion limit
-        raise TraceError(f"{path}: invalid JSON ({str(exc).split(';')[0]})") from None
-    _check_nesting(data, f"{path}")
+        raise TraceError(f"{where}: invalid JSON ({str(exc).split(';')[0]})") from None
+    _check_nesting(data, where)
     return data
 
 

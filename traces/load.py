@@ -17,6 +17,7 @@ a one-line message naming the file and the place.
 from __future__ import annotations
 
 import re
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,10 +35,18 @@ from replcheck.traces.itf import (
     check_itf_value,
     clip,
     make_action,
+    parse_json,
     read_json,
 )
 
-__all__ = ["LoadedTrace", "TraceError", "load_trace", "parse_action", "trace_from_document"]
+__all__ = [
+    "LoadedTrace",
+    "TraceError",
+    "load_trace",
+    "parse_action",
+    "trace_from_document",
+    "trace_from_text",
+]
 
 # Parameters that name a replica and may be "no replica" (-1).
 _MAY_BE_NOBODY = {("notice_crash", "new_leader")}
@@ -62,6 +71,21 @@ def load_trace(path: str | Path) -> LoadedTrace:
     path = Path(path)
     data = read_toml(path, TraceError) if path.suffix.lower() == ".toml" else read_json(path)
     return trace_from_document(data, str(path))
+
+
+def trace_from_text(text: str, name: str) -> LoadedTrace:
+    """A trace from a file's text already read (``replcheck explore``'s page sends one):
+    ``name`` is the file's name, which says TOML (``.toml``) or JSON and names it in errors."""
+    if name.lower().endswith(".toml"):
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise TraceError(f"{name}: invalid TOML ({exc})") from None
+        except (RecursionError, ValueError) as exc:
+            raise TraceError(f"{name}: invalid TOML ({str(exc).split(';')[0]})") from None
+    else:
+        data = parse_json(text, name)
+    return trace_from_document(data, name)
 
 
 def trace_from_document(data: Any, where: str = "trace") -> LoadedTrace:

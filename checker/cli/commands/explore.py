@@ -3,7 +3,9 @@
 The command line's part is small on purpose: build the model from the flags
 ``check`` takes (or from a trace, whose path the page starts on), bind the port,
 print the URL, and serve until Ctrl-C.  The page and its API are
-``replcheck.traces.explore``.  Every bad input is one line, exit 2.
+``replcheck.traces.explore``; the search behind its "find" is
+``replcheck.checker.explore_find``, wired in here (the page's module may not import the
+engines).  Every bad input is one line, exit 2.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from replcheck.checker.cli.args import (
     whole_number,
 )
 from replcheck.checker.cli.exits import EXIT_OK, EXIT_USAGE, UsageError
+from replcheck.checker.explore_find import find_violation
 from replcheck.model.errors import InputError
 from replcheck.model.interface import Action
 from replcheck.model.kafka.config import Config
@@ -46,11 +49,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         NAME,
         help="step through the model by hand in a browser (a local web page)",
         description="Serve a local page that shows the model's state as the timeline draws it, "
-        "the enabled actions as buttons, every invariant's status, and the path taken so far "
-        "(in the address, #/steps/..., so a link reproduces it); export the path as ITF or "
-        "as an action list for replcheck replay.  Prints the URL and serves until Ctrl-C "
-        "(exit 0).  Exit 2: bad input (a trace that does not replay, a port in use), one "
-        "line.  See docs/explore.md.",
+        "the enabled actions as buttons (each says where it leads), every invariant's status, "
+        "and the path taken so far (in the address, #/steps/..., so a link reproduces it); "
+        "find the shortest violation of an invariant from the current state; load a trace "
+        "file; export the path as ITF or as an action list for replcheck replay.  Prints the "
+        "URL and serves until Ctrl-C (exit 0).  Exit 2: bad input (a trace that does not "
+        "replay, a port in use), one line.  See docs/explore.md.",
     )
     add_model_args(p)
     add_model_choice(p)
@@ -82,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         config, start = _model_and_start(args)
         explorer = Explorer(config, start)
-        server = make_server(explorer, args.host, args.port)
+        server = make_server(explorer, args.host, args.port, find=find_violation)
     except InputError as exc:
         print(f"replcheck explore: {exc}", file=sys.stderr)
         return EXIT_USAGE
