@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -137,3 +139,47 @@ def walk_states(model, walks: int, depth: int, seed: int) -> list:
                 break
             state = model.next_state(state, rng.choice(enabled))
     return list(seen)
+
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+
+
+def chromium(width: int = 1600, downloads: Path | None = None):
+    """A headless Chromium for the browser tests, or a skip that says what is missing
+    (Debian: apt-get install chromium chromium-driver; pip install selenium).
+    ``downloads``: the folder where the page's downloads land, without asking."""
+    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
+        pytest.skip("headless Chromium is not installed (apt-get install chromium chromium-driver)")
+    webdriver = pytest.importorskip(
+        "selenium.webdriver", reason="selenium is not installed (pip install selenium)"
+    )
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--no-proxy-server",
+        f"--window-size={width},900",
+    ):
+        options.add_argument(flag)
+    if downloads is not None:
+        prefs = {
+            "download.default_directory": str(downloads),
+            "download.prompt_for_download": False,
+        }
+        options.add_experimental_option("prefs", prefs)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    if downloads is not None:
+        driver.execute_cdp_cmd(
+            "Page.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)}
+        )
+    return driver

@@ -12,57 +12,19 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import replcheck
 from replcheck.traces.explore import Explorer
+from tests.conftest import chromium
 from tests.test_explore import LOSS, serve_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOT = ROOT / "docs" / "explore.png"
 EXAMPLES = ROOT / "examples"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 WAIT = 60  # seconds an element may take to appear: a bound, not a pause
-
-
-def _driver(downloads: Path):
-    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
-        pytest.skip("headless Chromium is not installed (apt-get install chromium chromium-driver)")
-    webdriver = pytest.importorskip(
-        "selenium.webdriver", reason="selenium is not installed (pip install selenium)"
-    )
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        "--no-proxy-server",
-        "--window-size=1400,900",
-    ):
-        options.add_argument(flag)
-    options.add_experimental_option(
-        "prefs",
-        {"download.default_directory": str(downloads), "download.prompt_for_download": False},
-    )
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.execute_cdp_cmd(
-        "Page.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)}
-    )
-    return driver
 
 
 def test_take_the_seeds_loss_by_hand_and_export_it(tmp_path):
@@ -73,7 +35,7 @@ def test_take_the_seeds_loss_by_hand_and_export_it(tmp_path):
     texts = [explorer.step_text(a) for a in actions]
     downloads = tmp_path / "downloads"
     downloads.mkdir()
-    driver = _driver(downloads)
+    driver = chromium(1400, downloads)
     try:
         from selenium.webdriver.common.by import By
         from selenium.webdriver.support.ui import WebDriverWait
@@ -188,7 +150,7 @@ def test_find_and_load_from_the_page(tmp_path):
     violation = result.violations[LOSS]
     explorer = Explorer(result.config)
     first = explorer.step_text(violation.trace[1].action)
-    driver = _driver(tmp_path)
+    driver = chromium(1400, tmp_path)
     try:
         from selenium.webdriver.common.by import By
         from selenium.webdriver.support.ui import Select, WebDriverWait

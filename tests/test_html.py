@@ -11,12 +11,11 @@ from pathlib import Path
 import pytest
 
 from replcheck.checker.cli.main import main
+from tests.conftest import chromium
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 LONG_TRACE = ROOT / "docs" / "traces" / "kip101.consistent-logs.itf.json"  # 18 steps
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 
 
 @pytest.fixture(scope="module")
@@ -47,33 +46,8 @@ def test_divergent_trace_page_says_so(tmp_path):
     assert 'id="timeline" data-focus="3"' in text  # it opens on the step that diverged
 
 
-def _driver(width: int = 1600):
-    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
-        pytest.skip("headless Chromium is not installed (apt-get install chromium chromium-driver)")
-    webdriver = pytest.importorskip(
-        "selenium.webdriver", reason="selenium is not installed (pip install selenium)"
-    )
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        f"--window-size={width},900",
-    ):
-        options.add_argument(flag)
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-
-
 def test_page_in_headless_chromium(page, tmp_path):
-    driver = _driver()
+    driver = chromium()
     try:
         from selenium.webdriver.common.by import By
 
@@ -151,7 +125,7 @@ def _replay_page(trace: Path, out: Path) -> Path:
 def test_page_opens_on_the_violation(trace, broken, tmp_path):
     """At 1400 px the violating step (not steps 0-4) is in view, with steps before it."""
     page = _replay_page(trace, tmp_path / "page.html")
-    driver = _driver(width=1400)
+    driver = chromium(width=1400)
     try:
         from selenium.webdriver.common.by import By
         from selenium.webdriver.support.ui import WebDriverWait
@@ -241,7 +215,7 @@ def test_crashed_replicas_are_not_clipped(width, tmp_path):
         _replay_page(EXAMPLES / "seed-data-loss.itf.json", tmp_path / "seed.html"),
         _replay_page(EXAMPLES / "seed-divergence-lossy-crash.itf.json", tmp_path / "lossy.html"),
     ]
-    driver = _driver(width=width)
+    driver = chromium(width=width)
     try:
         from selenium.webdriver.common.by import By
 
