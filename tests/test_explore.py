@@ -170,7 +170,7 @@ def test_taking_actions_shows_what_changed_and_what_is_in_flight(server):
     assert "m1" in r0 and "m1" not in r1.split("</td>")[0]
     # the fetch is a request and a response: the response is in flight in between
     data = state(server, "write(leader=r0)/fetch_request(follower=r1,leader=r0)")
-    assert "in flight: fetch response: m1@e1 from offset 0, HW 0" in data["view"]
+    assert "gets a fetch response in flight: m1@e1 from offset 0, HW 0" in data["view"]
     assert [a["step"] for a in data["enabled"]].count("fetch_response(follower=r1)") == 1
     # positional steps, as an action list may write them, are the same steps
     same = state(server, "write 0/fetch_request 1 0")

@@ -32,7 +32,7 @@ from replcheck.traces.text import (
     controller_cell,
     describe_action,
     disk_replaced,
-    inflight_summary,
+    inflight_phrase,
     state_changes,
 )
 
@@ -308,9 +308,7 @@ def _replica_detail(i: int, r: Replica) -> str:
         wanted = ",".join(f"r{m}" for m in members(r.pending_isr))
         lines.append(f'<div class="nw">awaits ISR {{{wanted}}}</div>')
     if r.inflight:
-        lines.append(
-            f'<div class="inflight">in flight: {escape(inflight_summary(r.inflight))}</div>'
-        )
+        lines.append(f'<div class="inflight">{escape(inflight_phrase(r.inflight))}</div>')
     return f'<div class="nums detail">{"".join(lines)}</div>'
 
 

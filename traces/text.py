@@ -205,7 +205,7 @@ def state_changes(prev: State, s: State) -> list[str]:
         if a.truncation != b.truncation and b.alive:
             out.append(f"r{i} truncation: {_TRUNCATION[b.truncation]}")
         if a.inflight != b.inflight and b.alive:
-            out.append(f"r{i} {_inflight(b.inflight)}")
+            out.append(f"r{i} {inflight_phrase(b.inflight)}")
         if a.zk_current and not b.zk_current and b.alive and b.leader == i:
             out.append(f"r{i}'s zkVersion is stale (its ISR writes will fail)")
     if prev.committed != s.committed:
@@ -215,28 +215,8 @@ def state_changes(prev: State, s: State) -> list[str]:
     return out
 
 
-def inflight_summary(inflight: tuple) -> str:
-    """The response on its way to a follower, as a short noun phrase ('' for none)."""
-    if not inflight:
-        return ""
-    kind, offset, *rest = inflight
-    if kind == FETCH_RESPONSE:
-        hw, records = rest
-        sent = " ".join(map(record_name, records)) or "no records"
-        return f"fetch response: {sent} from offset {offset}, HW {hw}"
-    if kind == OUT_OF_RANGE:
-        return f"OFFSET_OUT_OF_RANGE (leader LEO {rest[0]})"
-    if kind == DIVERGING:
-        hw, epoch, end = rest
-        return f"fetch response: divergingEpoch {epoch} ends at {end}, HW {hw}"
-    if kind == TRUNCATE_PENDING:
-        return f"to truncate on divergingEpoch {offset} ending at {rest[0]}"
-    epoch, end = rest
-    answer = "UNDEFINED" if end < 0 else f"epoch {epoch} ends at {end}" if epoch >= 0 else str(end)
-    return f"OffsetsForLeaderEpoch answer: {answer}"
-
-
-def _inflight(inflight: tuple) -> str:
+def inflight_phrase(inflight: tuple) -> str:
+    """What a follower has on its way to it, as the step table says it."""
     if not inflight:
         return "has no response in flight"
     kind, offset, *rest = inflight
