@@ -298,11 +298,27 @@ def add_invariant_args(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> 
     )
 
 
+class StoreGiven(argparse.Action):
+    """Store the value and remember the option was given: some defaults (--workers: the
+    cores; --memory: 80% of RAM) are values a user may also type, and an option that
+    does not apply must be refused only when the user asked for it."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # noqa: ANN001
+        setattr(namespace, self.dest, values)
+        namespace.given = {*getattr(namespace, "given", ()), option_string}
+
+
+def option_given(args: argparse.Namespace, option: str) -> bool:
+    """Whether the user typed ``option`` (one stored with :class:`StoreGiven`)."""
+    return option in getattr(args, "given", ())
+
+
 def add_workers_arg(p: argparse.ArgumentParser | argparse._ArgumentGroup, what: str) -> None:
     """--workers N, defaulting to this machine's cores; ``what`` says what they do."""
     cores = os.cpu_count() or 1
     p.add_argument(
         "--workers",
+        action=StoreGiven,
         type=worker_count,
         default=cores,
         metavar="N",
@@ -353,6 +369,7 @@ def add_limit_args(
     shown = format_bytes(budget) if budget else "no limit"
     g.add_argument(
         "--memory",
+        action=StoreGiven,
         type=memory_size,
         default=budget,
         metavar="SIZE",

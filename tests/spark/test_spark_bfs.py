@@ -83,7 +83,10 @@ def test_resume_of_a_folder_with_no_spark_levels_exits_2_before_spark_starts(tmp
     )
 
 
-@pytest.mark.parametrize("flag", [["--spill-dir", "x"], ["--checkpoint-every", "60"]])
+@pytest.mark.parametrize(
+    "flag",
+    [["--spill-dir", "x"], ["--checkpoint-every", "60"], ["--workers", "2"], ["--memory", "1G"]],
+)
 def test_local_engine_options_are_refused_with_spark(flag):
     code, out, err = cli("check", "--engine", "spark", *flag)
     assert code == 2 and out == ""

@@ -16,6 +16,7 @@ from replcheck.checker.cli.args import (
     add_workers_arg,
     format_bytes,
     model_config_from_args,
+    option_given,
     progress_printer,
     seconds,
 )
@@ -183,16 +184,19 @@ def run(args: argparse.Namespace) -> int:
     if args.engine == "spark":
         local = [
             flag
-            for flag, given in (
+            for flag, typed in (
+                ("--workers", option_given(args, "--workers")),
+                ("--memory", option_given(args, "--memory")),
                 ("--spill-dir", args.spill_dir is not None),
                 ("--checkpoint-every", args.checkpoint_every != DEFAULT_CHECKPOINT_EVERY),
             )
-            if given
+            if typed
         ]
         if local:
             raise UsageError(
                 f"{local[0]}: an option of the local engine; with --engine spark, Spark's "
-                "executors keep the states and every level is a checkpoint"
+                "executors keep the states (their cores and memory are the cluster's) and "
+                "every level is a checkpoint"
             )
     if args.resume:
         given = resume_conflicts(args)
