@@ -61,10 +61,11 @@ def marked_processes(marker: str) -> list[str]:
 
 
 class WalkProcess:
-    """``replcheck walk`` in its own process, with a fresh TMPDIR and a marker in its
-    environment; output goes to files (a pipe held open by a stray JVM would hang)."""
+    """``replcheck walk`` (or ``command``) in its own process, with a fresh TMPDIR and a
+    marker in its environment; output goes to files (a pipe held open by a stray JVM
+    would hang)."""
 
-    def __init__(self, folder: Path, *args: str):
+    def __init__(self, folder: Path, *args: str, command: str = "walk"):
         require_spark()
         self.folder = folder
         self.tmp = folder / "tmp"
@@ -75,7 +76,7 @@ class WalkProcess:
         self.out_path, self.err_path = folder / "stdout.txt", folder / "stderr.txt"
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "replcheck", "walk", *args],
+                [sys.executable, "-m", "replcheck", command, *args],
                 stdout=out,
                 stderr=err,
                 env=env,
@@ -134,8 +135,8 @@ class WalkProcess:
 def walk_process(tmp_path):
     started: list[WalkProcess] = []
 
-    def start(*args: str) -> WalkProcess:
-        run = WalkProcess(tmp_path / f"run{len(started)}", *args)
+    def start(*args: str, command: str = "walk") -> WalkProcess:
+        run = WalkProcess(tmp_path / f"run{len(started)}", *args, command=command)
         started.append(run)
         return run
 

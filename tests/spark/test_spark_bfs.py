@@ -8,15 +8,18 @@ standalone cluster in test_standalone.py.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
 import pytest
 
+from replcheck.checker.cli.exits import EXIT_INTERRUPTED
 from replcheck.checker.parallel_bfs import parallel_bfs
 from replcheck.checker.spark_bfs import spark_bfs
 from replcheck.invariants import select
 from replcheck.model.registry import build_model, config_from_dict
+from tests.spark.test_walk_process import assert_clean
 
 SEEDS = {"records": 1, "epochs": 3}  # hw: the seeds' data loss, 9,544 states
 SPEC = {"model": "tla-kip320", "replicas": 2}  # every invariant holds
@@ -91,3 +94,24 @@ def test_local_engine_options_are_refused_with_spark(flag):
     code, out, err = cli("check", "--engine", "spark", *flag)
     assert code == 2 and out == ""
     assert err.startswith(f"replcheck: error: {flag[0]}: an option of the local engine")
+
+
+@pytest.mark.slow
+def test_ctrl_c_mid_search_reports_what_it_found_and_leaves_nothing_behind(walk_process):
+    """Ctrl-C on a Spark BFS between levels: exit 130, the JSON report of the levels
+    done, no stack trace or ERROR line, no JVM and no temporary file left."""
+    run = walk_process(
+        *("--engine", "spark", "--master", "local[1]", "--kafka", "2.1.0", "--records", "3"),
+        "--json",
+        command="check",
+    )
+    run.wait_for_stderr("depth 3,")
+    run.interrupt()
+    code = run.wait(120)
+    err = run.stderr()
+    assert_clean(err)
+    doc = json.loads(run.stdout())
+    assert code == EXIT_INTERRUPTED and doc["status"] == "interrupted", err
+    assert 97 <= doc["distinct_states"] < 468_612, doc
+    assert run.survivors(settle=3.0) == []
+    assert run.tmp_left() == []
