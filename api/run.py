@@ -187,24 +187,25 @@ def _check_on_spark(
     from replcheck.checker.spark_bfs import spark_bfs
 
     folder = None if checkpoint is None else _folder(checkpoint, "checkpoint")
-    try:
-        spark = spark_session.start_session(master)
-    except KeyboardInterrupt:
-        raise spark_session.StartInterrupted from None
-    try:
-        found = spark_bfs(
-            spark,
-            cfg,
-            [inv.id for inv in chosen],
-            symmetry=symmetric,
-            max_states=limit,
-            time_limit=time_limit,
-            folder=folder,
-            resume=resume is not None,
-            on_progress=on_progress,
-        )
-    finally:
-        spark_session.close_session(spark)
+    with spark_session.sigterm_as_ctrl_c():
+        try:
+            spark = spark_session.start_session(master)
+        except KeyboardInterrupt:
+            raise spark_session.StartInterrupted from None
+        try:
+            found = spark_bfs(
+                spark,
+                cfg,
+                [inv.id for inv in chosen],
+                symmetry=symmetric,
+                max_states=limit,
+                time_limit=time_limit,
+                folder=folder,
+                resume=resume is not None,
+                on_progress=on_progress,
+            )
+        finally:
+            spark_session.close_session(spark)
     return _result(found, cfg, chosen, symmetric, folder)
 
 
@@ -590,8 +591,23 @@ def _walk_on_spark(
     progress: bool,
     on_start: Callable[[str, int, float], None] | None,
 ) -> WalkResult:
-    """The walks as a Spark job.  Ctrl-C while Spark starts raises KeyboardInterrupt
-    (no walk ran); during the job it keeps the walks done."""
+    """The walks as a Spark job.  Ctrl-C (or SIGTERM) while Spark starts raises
+    KeyboardInterrupt (no walk ran); during the job it keeps the walks done."""
+    from replcheck.checker import spark_session
+
+    with spark_session.sigterm_as_ctrl_c():
+        return _walk_job(plan, master, partitions, spark_conf, parquet, progress, on_start)
+
+
+def _walk_job(
+    plan: _Walks,
+    master: str | None,
+    partitions: int | None,
+    spark_conf: Sequence[tuple[str, str]],
+    parquet: str | Path | None,
+    progress: bool,
+    on_start: Callable[[str, int, float], None] | None,
+) -> WalkResult:
     from replcheck.checker import spark_session, spark_walk
 
     started = time.monotonic()

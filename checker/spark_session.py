@@ -627,6 +627,34 @@ def cancel_on_interrupt(
         signal.signal(signal.SIGINT, previous)
 
 
+@contextlib.contextmanager
+def sigterm_as_ctrl_c() -> Iterator[None]:
+    """SIGTERM (``kill``, ``timeout``, a batch scheduler) does what Ctrl-C does at every
+    moment of a Spark run (start-up, a job, between jobs): the JVM is ended, a job is
+    cancelled and what was done is reported.  It calls whatever handles SIGINT now;
+    where SIGINT is ignored (a background job) it raises KeyboardInterrupt, as Ctrl-C
+    does where Python handles it.  Only in the main thread, and only while SIGTERM has
+    its default handling."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+    ):
+        yield
+        return
+
+    def on_sigterm(signum: int, frame: Any) -> None:
+        handler = signal.getsignal(signal.SIGINT)
+        if not callable(handler):
+            raise KeyboardInterrupt
+        handler(signal.SIGINT, frame)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def failure_line(exc: BaseException) -> str:
     """The most useful line of a Spark failure (the Python error behind it, if any)."""
     text = str(exc)

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from replcheck.checker import spark_session
-from tests.conftest import sigint_default
+from tests.conftest import sigint_default, sigint_ignored
 
 HAVE_PROC = os.path.isdir("/proc")
 MARKER = "REPLCHECK_TEST_RUN"  # an environment variable every process of a run inherits
@@ -65,7 +65,7 @@ class WalkProcess:
     marker in its environment; output goes to files (a pipe held open by a stray JVM
     would hang)."""
 
-    def __init__(self, folder: Path, *args: str, command: str = "walk"):
+    def __init__(self, folder: Path, *args: str, command: str = "walk", background=False):
         require_spark()
         self.folder = folder
         self.tmp = folder / "tmp"
@@ -81,12 +81,17 @@ class WalkProcess:
                 stderr=err,
                 env=env,
                 cwd=Path(__file__).resolve().parents[2],
-                preexec_fn=sigint_default,
+                # A background job (``nohup ... &``) starts with SIGINT ignored.
+                preexec_fn=sigint_ignored if background else sigint_default,
             )
 
     def interrupt(self) -> None:
         """Ctrl-C, as a terminal sends it to the foreground process."""
         self.proc.send_signal(signal.SIGINT)
+
+    def terminate(self) -> None:
+        """SIGTERM, as ``kill``, ``timeout`` or a batch scheduler sends it."""
+        self.proc.send_signal(signal.SIGTERM)
 
     def wait(self, timeout: float = 180) -> int:
         try:
@@ -135,8 +140,9 @@ class WalkProcess:
 def walk_process(tmp_path):
     started: list[WalkProcess] = []
 
-    def start(*args: str, command: str = "walk") -> WalkProcess:
-        run = WalkProcess(tmp_path / f"run{len(started)}", *args, command=command)
+    def start(*args: str, command: str = "walk", background: bool = False) -> WalkProcess:
+        folder = tmp_path / f"run{len(started)}"
+        run = WalkProcess(folder, *args, command=command, background=background)
         started.append(run)
         return run
 

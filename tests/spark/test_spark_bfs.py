@@ -97,16 +97,19 @@ def test_local_engine_options_are_refused_with_spark(flag):
 
 
 @pytest.mark.slow
-def test_ctrl_c_mid_search_reports_what_it_found_and_leaves_nothing_behind(walk_process):
-    """Ctrl-C on a Spark BFS between levels: exit 130, the JSON report of the levels
-    done, no stack trace or ERROR line, no JVM and no temporary file left."""
+@pytest.mark.parametrize("stop", ["ctrl-c", "sigterm-in-the-background"])
+def test_stopped_mid_search_it_reports_what_it_found_and_leaves_nothing_behind(walk_process, stop):
+    """Ctrl-C on a Spark BFS mid-search, or SIGTERM on one in the background (SIGINT
+    ignored): exit 130, the JSON report of the levels done, no stack trace or ERROR
+    line, no JVM and no temporary file left."""
     run = walk_process(
         *("--engine", "spark", "--master", "local[1]", "--kafka", "2.1.0", "--records", "3"),
         "--json",
         command="check",
+        background=stop != "ctrl-c",
     )
     run.wait_for_stderr("depth 3,")
-    run.interrupt()
+    run.interrupt() if stop == "ctrl-c" else run.terminate()
     code = run.wait(120)
     err = run.stderr()
     assert_clean(err)
