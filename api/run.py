@@ -551,6 +551,7 @@ def _as_violations(examples: dict[str, Any]) -> dict[str, Violation]:
 
 def _walk_here(plan: _Walks) -> WalkResult:
     """The walks in this process: the same walks Spark would run for this seed."""
+    from replcheck.checker.bfs import interrupt_flag
     from replcheck.checker.walk import Walker, summarize
 
     start = time.monotonic()
@@ -560,9 +561,15 @@ def _walk_here(plan: _Walks) -> WalkResult:
     done = []
     status = "complete"
     try:
-        for walk_id in range(plan.walks):
-            done.append(walker.walk(plan.seed, walk_id))
-    except KeyboardInterrupt:
+        # Ctrl-C or SIGTERM ends the walks at the next walk's start (a walk takes
+        # milliseconds); the walks done are reported.
+        with interrupt_flag() as stopped:
+            for walk_id in range(plan.walks):
+                if stopped():
+                    status = "interrupted"
+                    break
+                done.append(walker.walk(plan.seed, walk_id))
+    except KeyboardInterrupt:  # not the main thread: Python's Ctrl-C
         status = "interrupted"
     summary = summarize(done, kinds=walker.kinds)
     examples = _counterexamples(plan.config, plan.invariants, summary.shortest, plan.shrink)

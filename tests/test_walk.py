@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import pytest
@@ -28,6 +30,7 @@ from replcheck.model import make_config
 from replcheck.model.kafka.replication import ACTION_PARAMS
 from replcheck.model.tla.config import make_spec_config
 from replcheck.traces.replay import execute
+from tests.conftest import sigint_default
 from tests.stubs import ReachedSpark
 
 SEEDS = dict(mode="hw", replicas=2, records=1, epochs=3, crashes=1)
@@ -390,3 +393,34 @@ def test_the_command_reports_a_spec_that_holds(plain_spark, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["result"] == "not violated" and doc["symmetry"] is True
     assert set(doc["violations"]) == {"type-ok", "weak-isr", "strong-isr"}
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_stop_signal_ends_walks_here_with_those_done(sig):
+    """replcheck.walk in this process (the API's default): Ctrl-C or SIGTERM, here sent
+    by the process to itself as walk 5 starts, ends the walks at the next one; the six
+    done are reported.  In a child process: without the handler the signal would end
+    the test run."""
+    script = f"""
+import json, signal
+import replcheck
+from replcheck.checker import walk as walks
+
+real = walks.Walker.walk
+def walk(self, seed, walk_id):
+    if walk_id == 5:
+        signal.raise_signal(signal.{sig})
+    return real(self, seed, walk_id)
+walks.Walker.walk = walk
+r = replcheck.walk(kafka="4.1.0", replicas=3, walks=1000, seed=7)
+print(json.dumps([r.status, r.walks, r.walks_requested]))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        preexec_fn=sigint_default,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == ["interrupted", 6, 1000]
