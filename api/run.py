@@ -600,71 +600,58 @@ def _walk_on_spark(
 ) -> WalkResult:
     """The walks as a Spark job.  Ctrl-C (or SIGTERM) while Spark starts raises
     KeyboardInterrupt (no walk ran); during the job it keeps the walks done."""
-    from replcheck.checker import spark_session
-
-    with spark_session.sigterm_as_ctrl_c():
-        return _walk_job(plan, master, partitions, spark_conf, parquet, progress, on_start)
-
-
-def _walk_job(
-    plan: _Walks,
-    master: str | None,
-    partitions: int | None,
-    spark_conf: Sequence[tuple[str, str]],
-    parquet: str | Path | None,
-    progress: bool,
-    on_start: Callable[[str, int, float], None] | None,
-) -> WalkResult:
     from replcheck.checker import spark_session, spark_walk
 
-    started = time.monotonic()
-    try:
-        spark = spark_session.start_session(master, conf=spark_conf)
-    except KeyboardInterrupt:  # start_session has ended the JVM it launched
-        raise spark_session.StartInterrupted from None
-    startup = time.monotonic() - started
-    try:
-        used = spark.sparkContext.master
-        tasks = partitions or spark_walk.default_partitions(spark, plan.walks, plan.depth)
-        tasks = min(tasks, plan.walks)
-        job = spark_walk.WalkJob(
-            plan.config,
-            walks=plan.walks,
-            depth=plan.depth,
-            seed=plan.seed,
-            partitions=tasks,
-            swarm=plan.swarm,
-            invariant_ids=plan.invariants,
-            symmetry=plan.symmetry,
-        )
-        if on_start is not None:
-            on_start(used, tasks, startup)
-        walked = spark_walk.walk_job(spark, job, progress=progress)
+    with spark_session.sigterm_as_ctrl_c():
+        started = time.monotonic()
         try:
-            summary = spark_walk.aggregate(walked.df, job, walked.seconds)
-            # Ctrl-C just as the last task finished cut nothing short: the run is complete.
-            interrupted = walked.interrupted and summary.walks < plan.walks
-            examples = _counterexamples(plan.config, plan.invariants, summary.shortest, plan.shrink)
-            if parquet is not None:
-                walked.df.write.mode("overwrite").parquet(str(parquet))
+            spark = spark_session.start_session(master, conf=spark_conf)
+        except KeyboardInterrupt:  # start_session has ended the JVM it launched
+            raise spark_session.StartInterrupted from None
+        startup = time.monotonic() - started
+        try:
+            used = spark.sparkContext.master
+            tasks = partitions or spark_walk.default_partitions(spark, plan.walks, plan.depth)
+            tasks = min(tasks, plan.walks)
+            job = spark_walk.WalkJob(
+                plan.config,
+                walks=plan.walks,
+                depth=plan.depth,
+                seed=plan.seed,
+                partitions=tasks,
+                swarm=plan.swarm,
+                invariant_ids=plan.invariants,
+                symmetry=plan.symmetry,
+            )
+            if on_start is not None:
+                on_start(used, tasks, startup)
+            walked = spark_walk.walk_job(spark, job, progress=progress)
+            try:
+                summary = spark_walk.aggregate(walked.df, job, walked.seconds)
+                # Ctrl-C just as the last task finished cut nothing short: the run is complete.
+                interrupted = walked.interrupted and summary.walks < plan.walks
+                shortest = summary.shortest
+                examples = _counterexamples(plan.config, plan.invariants, shortest, plan.shrink)
+                if parquet is not None:
+                    walked.df.write.mode("overwrite").parquet(str(parquet))
+            finally:
+                walked.close()
         finally:
-            walked.close()
-    finally:
-        spark_session.close_session(spark)  # the JVM, its process group, the temporary folder
-    return WalkResult(
-        plan.config,
-        "interrupted" if interrupted else "complete",
-        summary.walks,
-        plan.walks,
-        summary.steps,
-        plan.depth,
-        time.monotonic() - started,
-        summary.distinct_states_approx,
-        tuple(plan.invariants),
-        _as_violations(examples),
-        examples,
-        summary,
-        master=used,
-        partitions=summary.partitions,
-        startup_seconds=startup,
-    )
+            spark_session.close_session(spark)  # the JVM, its process group, the temporary folder
+        return WalkResult(
+            plan.config,
+            "interrupted" if interrupted else "complete",
+            summary.walks,
+            plan.walks,
+            summary.steps,
+            plan.depth,
+            time.monotonic() - started,
+            summary.distinct_states_approx,
+            tuple(plan.invariants),
+            _as_violations(examples),
+            examples,
+            summary,
+            master=used,
+            partitions=summary.partitions,
+            startup_seconds=startup,
+        )
