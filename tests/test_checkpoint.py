@@ -97,6 +97,14 @@ def test_resume_refuses_model_options(tmp_path):
         replcheck.check(resume=folder, kafka="2.1.0")
 
 
+def test_resume_takes_this_runs_workers_and_memory(tmp_path, uninterrupted):
+    folder = tmp_path / "ck"
+    replcheck.check(workers=1, max_states=1000, checkpoint=folder, **HW)
+    code, out, err = cli("check", "--resume", str(folder), "--workers", "2", "--memory", "1G")
+    assert code == 1 and "Traceback" not in err, err  # the hw mode's violations
+    assert f"explored {uninterrupted['hw'][1]:,} distinct states" in out, out
+
+
 def cli(*argv: str) -> tuple[int, str, str]:
     proc = subprocess.run(
         [sys.executable, "-m", "replcheck", *argv], capture_output=True, text=True, timeout=600
@@ -141,6 +149,8 @@ def test_ctrl_c_leaves_a_checkpoint_that_resumes_to_the_same_verdict(tmp_path, s
         (["--resume", "{tmp}"], "--resume {tmp}: no checkpoint there (checkpoint.json is missing)"),
         (["--checkpoint", "{tmp}/file"], "checkpoint {tmp}/file: not a folder"),
         (["--resume", "{tmp}/ck", "--kafka", "2.1.0"], "the checkpoint's; drop --kafka"),
+        # --no-kraft is a model flag too; --workers, this run's, is not named.
+        (["--resume", "{tmp}/ck", "--no-kraft", "--workers", "2"], "checkpoint's; drop --kraft\n"),
         (["--resume", "{tmp}/bad"], "--resume {tmp}/bad/checkpoint.json: not a checkpoint"),
     ],
 )

@@ -672,10 +672,11 @@ def test_a_trace_under_another_release(capsys):
     """--kafka with --trace: the trace's steps in that release, as replay --kafka does;
     other model flags would change the model under the trace, and are refused."""
     trace = str(EXAMPLES / "seed-data-loss.itf.json")
-    code = main(["explore", "--trace", trace, "--records", "1"])
-    out, err = capsys.readouterr()
-    assert code == 2 and out == "" and err.count("\n") == 1
-    assert err.startswith("replcheck explore: --trace: the trace carries its configuration")
+    for flag in ("--records=1", "--no-kraft"):  # a flag that says no is given too
+        code = main(["explore", "--trace", trace, flag])
+        out, err = capsys.readouterr()
+        assert code == 2 and out == "" and err.count("\n") == 1
+        assert err.startswith("replcheck explore: --trace: the trace carries its configuration")
     code = main(["explore", "--trace", trace, "--kafka", "2.2.0"])  # KIP-380: no early restart
     out, err = capsys.readouterr()
     assert code == 2 and out == "" and err.count("\n") == 1

@@ -261,12 +261,12 @@ _KAFKA_ONLY = {
 }
 
 
-def model_flags_given(args: argparse.Namespace) -> bool:
-    """Whether any flag of :func:`add_model_args` or :func:`add_model_choice` was given."""
-    keys = set(_KAFKA_ONLY) | set(SPEC_KEYS)
-    return args.model != KAFKA_MODEL or any(
-        getattr(args, key, None) not in (None, False) for key in keys
-    )
+def given_model_flags(args: argparse.Namespace) -> list[str]:
+    """The flags of :func:`add_model_args` and :func:`add_model_choice` the user gave
+    (each defaults to None, so ``--no-kraft`` counts too)."""
+    names = {**_KAFKA_ONLY, **{key: "--" + key.replace("_", "-") for key in SPEC_KEYS}}
+    given = ["--model"] if args.model != KAFKA_MODEL else []
+    return given + [flag for key, flag in names.items() if getattr(args, key, None) is not None]
 
 
 def model_config_from_args(args: argparse.Namespace) -> AnyConfig:

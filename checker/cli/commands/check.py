@@ -15,6 +15,7 @@ from replcheck.checker.cli.args import (
     add_search_args,
     add_workers_arg,
     format_bytes,
+    given_model_flags,
     model_config_from_args,
     option_given,
     progress_printer,
@@ -32,7 +33,6 @@ from replcheck.checker.cli.report import cell, rebuild_errors, result_word, tabl
 from replcheck.invariants import registry, select
 from replcheck.model.kafka.config import Config
 from replcheck.model.registry import AnyConfig
-from replcheck.model.tla.config import KAFKA_MODEL
 from replcheck.results import CheckResult
 from replcheck.traces.itf import trace_to_itf, write_itf
 from replcheck.traces.text import format_plain_trace, format_trace
@@ -126,31 +126,8 @@ def search(config: AnyConfig | None, args: argparse.Namespace, label: str = "") 
 
 def resume_conflicts(args: argparse.Namespace) -> list[str]:
     """The model options and invariants given beside --resume (which would ignore them)."""
-    this_run = {
-        "resume",
-        "checkpoint",
-        "checkpoint_every",
-        "max_states",
-        "timeout",
-        "memory",
-        "spill_dir",
-        "workers",
-        "json",
-        "quiet",
-        "trace_out",
-        "command",
-        "func",
-        "engine",
-        "master",
-    }
-    return [
-        "--" + name.replace("_", "-")
-        for name, value in vars(args).items()
-        if name not in this_run
-        and value is not None
-        and not callable(value)
-        and not (name == "model" and value == KAFKA_MODEL)
-    ]
+    chosen = [("--invariant", args.invariant), ("--symmetry", args.symmetry)]
+    return given_model_flags(args) + [flag for flag, value in chosen if value is not None]
 
 
 def symmetry_note(config: AnyConfig, symmetry: bool) -> str:

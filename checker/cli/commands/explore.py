@@ -18,8 +18,8 @@ from replcheck import options
 from replcheck.checker.cli.args import (
     add_model_args,
     add_model_choice,
+    given_model_flags,
     model_config_from_args,
-    model_flags_given,
     whole_number,
 )
 from replcheck.checker.cli.exits import EXIT_OK, EXIT_USAGE, UsageError
@@ -110,7 +110,7 @@ def _model_and_start(args: argparse.Namespace) -> tuple[AnyConfig, list[Action]]
     if args.kafka and args.mode:
         raise UsageError("--kafka and --mode: give one of them")
     args.kafka = args.mode = None
-    if model_flags_given(args):
+    if given_model_flags(args):
         raise UsageError(
             "--trace: the trace carries its configuration; of the model flags only --kafka "
             "or --mode may go with it (its steps in another release, as replay does)"
