@@ -31,8 +31,8 @@ def ctrl_c_cancels_z3(ctx: z3.Context | None = None) -> Iterator[Callable[[], bo
     cancels the z3 query running in ``ctx`` (default: z3's main context)."""
     context = ctx or z3.main_ctx()
     with interrupt_flag() as interrupted:
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-            yield interrupted  # not ours to watch (another thread, another handler)
+        if threading.current_thread() is not threading.main_thread():
+            yield interrupted  # signals reach the main thread only: nothing to watch
             return
         stops = {signal.SIGINT, signal.SIGTERM}
         read_end, write_end = os.pipe()
