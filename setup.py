@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tomllib
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -35,13 +36,12 @@ HOT_MODULES = (
     "checker/parallel_bfs.py",
     "checker/bfs_worker.py",
 )
-PACKAGE_OF = {"model": "replcheck.model", "invariants": "replcheck.invariants"}
-PACKAGE_OF["checker"] = "replcheck.checker"
 
 
-def module_name(path: str) -> str:
+def module_name(path: str, package_of: dict[str, str]) -> str:
+    """``checker/bfs.py`` -> ``replcheck.checker.bfs``, by pyproject.toml's package-dir."""
     top, *rest = path.removesuffix(".py").split("/")
-    return ".".join([PACKAGE_OF[top], *rest])
+    return ".".join([package_of[top], *rest])
 
 
 def extensions() -> list:
@@ -51,7 +51,10 @@ def extensions() -> list:
         from Cython.Build import cythonize
     except ImportError:  # a build without the build requirements: pure Python
         return []
-    modules = [Extension(module_name(p), [p]) for p in HOT_MODULES]
+    with open("pyproject.toml", "rb") as f:
+        package_dir = tomllib.load(f)["tool"]["setuptools"]["package-dir"]
+    package_of = {folder: package for package, folder in package_dir.items()}
+    modules = [Extension(module_name(p, package_of), [p]) for p in HOT_MODULES]
     try:
         return cythonize(
             modules,

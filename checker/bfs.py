@@ -315,6 +315,10 @@ def bfs(
     return result
 
 
+# The signals that stop a search cleanly, each with its default handling in Python.
+STOP_SIGNALS = ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL))
+
+
 @contextmanager
 def interrupt_flag() -> Iterator[Callable[[], bool]]:
     """While a search runs, Ctrl-C (SIGINT) or SIGTERM sets a flag it reads between
@@ -335,10 +339,6 @@ def interrupt_flag() -> Iterator[Callable[[], bool]]:
     finally:
         for sig, default in installed:
             signal.signal(sig, default)
-
-
-# The signals that stop a search cleanly, each with its default handling in Python.
-STOP_SIGNALS = ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL))
 
 
 def _same(state: Hashable) -> Hashable:
