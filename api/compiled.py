@@ -67,12 +67,13 @@ def describe() -> str:
     """How the hot modules imported so far run, for ``replcheck --version``."""
     ran = compiled_modules()
     done = sum(ran.values())
+    stale = "edited since they were built: pip install -e . builds them again"
+    if os.environ.get(PURE_ENV) and ran:
+        return f"hot modules run as Python ({PURE_ENV} is set)"
+    if not ran:
+        return "hot modules run as Python (no compiled build: pip had no C compiler)"
     if not done:
-        why = f"{PURE_ENV} is set" if ran else "no compiled build: pip had no C compiler"
-        return f"hot modules run as Python ({why})"
+        return f"hot modules run as Python ({stale})"
     if done == len(ran):
         return f"{done} hot modules compiled (Cython)"
-    return (
-        f"{done} of {len(ran)} hot modules compiled; the rest run as Python "
-        f"(edited since they were built: pip install -e . builds them again)"
-    )
+    return f"{done} of {len(ran)} hot modules compiled; the rest run as Python ({stale})"

@@ -45,16 +45,22 @@ def build_parser() -> tuple[Parser, dict[str, Callable[[argparse.Namespace], int
         module.register(sub)
         runners[module.NAME] = module.run
     # After the commands: they import the hot modules, so it can say how they run.
-    parser.add_argument("--version", action="version", version=_version())
+    parser.add_argument(
+        "--version", action=_Version, nargs=0, help="the version, and how the hot modules run"
+    )
     return parser, runners
 
 
-def _version() -> str:
-    try:
-        number = metadata.version("replcheck")
-    except metadata.PackageNotFoundError:  # run from a source tree, not installed
-        number = "(not installed)"
-    return f"replcheck {number}; {compiled.describe()}"
+class _Version(argparse.Action):
+    """argparse's own version action wraps the line at the terminal's width."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # noqa: ANN001
+        try:
+            number = metadata.version("replcheck")
+        except metadata.PackageNotFoundError:  # run from a source tree, not installed
+            number = "(not installed)"
+        print(f"replcheck {number}; {compiled.describe()}")
+        parser.exit()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
