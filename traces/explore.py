@@ -32,7 +32,7 @@ from replcheck.model.registry import AnyConfig, action_docs, action_params, buil
 from replcheck.traces.html import STYLE, render_plain_state, render_state
 from replcheck.traces.itf import trace_to_itf
 from replcheck.traces.load import parse_action, trace_from_text
-from replcheck.traces.replay import replay_trace
+from replcheck.traces.replay import NotEnabled, execute, replay_trace
 from replcheck.traces.text import describe_action, state_changes
 
 SEPARATOR = "/"  # between the steps of a path
@@ -140,18 +140,13 @@ class Explorer:
 
     def execute(self, actions: Sequence[Action]) -> Steps:
         """[(None, initial), (action 1, state 1), ...]; each action must be enabled."""
-        state = self.model.init_states()[0]
-        steps: Steps = [(None, state)]
-        for index, action in enumerate(actions, start=1):
-            enabled = list(self.model.actions(state))
-            if action not in enabled:
-                names = ", ".join(self.label(a) for a in enabled) or "none"
-                raise ExploreError(
-                    f"path: step {index}: {self.label(action)} is not enabled (enabled: {names})"
-                )
-            state = self.model.next_state(state, action)
-            steps.append((action, state))
-        return steps
+        try:
+            return execute(self.model, actions)
+        except NotEnabled as e:
+            names = ", ".join(self.label(a) for a in e.enabled) or "none"
+            raise ExploreError(
+                f"path: step {e.step}: {self.label(e.action)} is not enabled (enabled: {names})"
+            ) from None
 
     # ------------------------------------------------------------------ views
 
@@ -218,8 +213,9 @@ class Explorer:
         """Each invariant in the last state, and the first step along the path to break it."""
         out = []
         for inv in self.invariants:
-            first = next((k for k, (_a, s) in enumerate(steps) if inv(s) is not None), None)
-            message = inv(steps[-1][1])
+            messages = [inv(s) for _a, s in steps]
+            first = next((k for k, m in enumerate(messages) if m is not None), None)
+            message = messages[-1]
             out.append(
                 {
                     "id": inv.id,

@@ -14,7 +14,7 @@ import argparse
 import sys
 import webbrowser
 
-from replcheck import options
+import replcheck
 from replcheck.checker.cli.args import (
     add_model_args,
     add_model_choice,
@@ -30,7 +30,6 @@ from replcheck.model.kafka.config import Config
 from replcheck.model.registry import AnyConfig
 from replcheck.traces.explore import Explorer, make_server
 from replcheck.traces.load import load_trace
-from replcheck.traces.replay import replay_trace
 
 NAME = "explore"
 ORDER = 35
@@ -116,17 +115,11 @@ def _model_and_start(args: argparse.Namespace) -> tuple[AnyConfig, list[Action]]
             "or --mode may go with it (its steps in another release, as replay does)"
         )
     trace = load_trace(args.trace)  # missing, unreadable, not a trace: one line
-    if release:
-        if not isinstance(trace.config, Config):
-            raise UsageError(
-                f"--kafka: a Kafka model option; this trace is of {trace.config.model}"
-            )
-        # As replay --kafka: the same actions; the recorded states are the other release's.
-        trace.config = options.model_config(trace.config.to_dict(), {"mode": release})
-        trace.recorded = [None] * (len(trace.actions) + 1)
-        trace.invariant = trace.violation = None
-    result = replay_trace(trace)
+    if release and not isinstance(trace.config, Config):
+        raise UsageError(f"--kafka: a Kafka model option; this trace is of {trace.config.model}")
+    # As replay --kafka does: the same actions under that release.
+    result = replcheck.replay(trace, **({"kafka": release} if release else {})).engine
     if result.divergence is not None:
         div = result.divergence
         raise UsageError(f"--trace {args.trace}: does not replay: step {div.step}: {div.reason}")
-    return trace.config, list(trace.actions)
+    return result.trace.config, list(result.trace.actions)
