@@ -204,24 +204,26 @@ def spark_bfs(
                     if not size:  # resumed after the last level: nothing to expand
                         depth -= 1 if depth > 0 else 0
                         break
-                    frontier = levels.read(spark, depth)
                     if max_states is not None and distinct >= max_states:
                         status = "max-states"
                         break
                     sc.setJobDescription(f"replcheck check --engine spark: level {depth + 1}")
                     moves = sc.accumulator(0)
-                    succ = _spread(frontier.rdd).mapPartitions(
-                        partial(_expand_counted, cfg, symmetry, moves)
-                    )
-                    candidates = spark.createDataFrame(succ, schema)
-                    best = F.min(F.struct("parent", "state")).alias("best")
-                    new = (
-                        candidates.groupBy("fp")
-                        .agg(best)
-                        .select("fp", "best.parent", "best.state")
-                        .join(levels.visited(spark, depth), "fp", "left_anti")
-                    )
+                    # Everything that talks to Spark is in the try: a Ctrl-C or the
+                    # --timeout timer cancels whatever job runs, reading a level included.
                     try:
+                        frontier = levels.read(spark, depth)
+                        succ = _spread(frontier.rdd).mapPartitions(
+                            partial(_expand_counted, cfg, symmetry, moves)
+                        )
+                        candidates = spark.createDataFrame(succ, schema)
+                        best = F.min(F.struct("parent", "state")).alias("best")
+                        new = (
+                            candidates.groupBy("fp")
+                            .agg(best)
+                            .select("fp", "best.parent", "best.state")
+                            .join(levels.visited(spark, depth), "fp", "left_anti")
+                        )
                         new.write.mode("overwrite").parquet(levels.path(depth + 1))
                         added = levels.read(spark, depth + 1).count()
                         if max_states is not None and distinct + added > max_states:

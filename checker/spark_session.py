@@ -600,8 +600,8 @@ def cancel_on_interrupt(
     finished = threading.Event()
 
     def cancel() -> None:
-        if grace > 0 and finished.wait(grace):
-            return  # the tasks stopped by themselves
+        if finished.wait(grace) if grace > 0 else finished.is_set():
+            return  # the tasks stopped by themselves, or the caller stopped waiting
         with contextlib.suppress(Exception):
             sc.setLogLevel("OFF")  # killed tasks and workers are expected now
             if group is None:
@@ -657,7 +657,10 @@ def sigterm_as_ctrl_c() -> Iterator[None]:
 
 def failure_line(exc: BaseException) -> str:
     """The most useful line of a Spark failure (the Python error behind it, if any)."""
-    text = str(exc)
+    try:
+        text = str(exc)
+    except Exception:  # a Py4JJavaError asks the JVM for its text, which may be gone
+        return type(exc).__name__
     found = re.findall(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception): .+)$", text, re.M)
     python = [f for f in found if not f.startswith(("Py4JJavaError", "SparkException"))]
     if python:

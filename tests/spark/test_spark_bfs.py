@@ -9,11 +9,14 @@ standalone cluster in test_standalone.py.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 
 import pytest
 
+from replcheck.checker import spark_bfs as module
 from replcheck.checker.cli.exits import EXIT_INTERRUPTED
 from replcheck.checker.parallel_bfs import parallel_bfs
 from replcheck.checker.spark_bfs import spark_bfs
@@ -68,6 +71,32 @@ def test_max_states_then_resume_from_the_parquet_levels(spark, on_spark, tmp_pat
     resumed = spark_bfs(spark, config, ids, symmetry=True, folder=tmp_path, resume=True)
     assert summary(resumed) == summary(on_spark["hw"])
     assert (tmp_path / "spark-bfs.json").is_file()
+
+
+@pytest.mark.slow
+def test_a_ctrl_c_while_a_level_is_read_ends_the_search_as_interrupted(spark, monkeypatch):
+    """Reading a level runs a Spark job too (CI caught a Ctrl-C cancelling one and the
+    failed read escaping as a traceback): the search stops as interrupted, with the
+    levels done."""
+    config, _, invariants = _setup(SEEDS)
+    real = module._Levels.read
+    calls = []
+
+    def read_then_ctrl_c(self, session, depth):
+        calls.append(depth)
+        if depth == 2 and calls.count(2) == 3:  # level 2 counted, checked; now expanded
+            os.kill(os.getpid(), signal.SIGINT)  # handled at once, in this thread
+            raise RuntimeError("the job reading the level was cancelled")
+        return real(self, session, depth)
+
+    monkeypatch.setattr(module._Levels, "read", read_then_ctrl_c)
+    ids = [i.id for i in invariants]
+    seen = {}
+    result = spark_bfs(
+        spark, config, ids, symmetry=True, on_progress=lambda p: seen.update({p.depth: p})
+    )
+    assert result.status == "interrupted" and result.depth == 2 and sorted(seen) == [1, 2]
+    assert result.distinct_states == seen[2].distinct_states > seen[1].distinct_states
 
 
 def cli(*argv: str) -> tuple[int, str, str]:
