@@ -5,7 +5,7 @@ It is the checker's own BFS, unchanged: the engine is given a model whose only i
 state is the path's last state (:class:`FromState`, which delegates everything else to
 the model), so it neither knows which model it runs nor where the path began, and its
 counterexample is the shortest continuation, rebuilt as a concrete execution from that
-state.  The page's server (``traces/explore.py``) sits below the engines in the
+state.  The page's server (``traces/explore_server.py``) sits below the engines in the
 package's layers, so it is handed :func:`find_violation` by the explore command rather
 than importing it.
 """

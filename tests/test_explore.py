@@ -32,14 +32,8 @@ from replcheck.checker.explore_find import find_violation
 from replcheck.invariants import registry
 from replcheck.model.kafka.replication import ACTION_DOCS
 from replcheck.model.registry import config_from_dict
-from replcheck.traces.explore import (
-    MAX_BODY_BYTES,
-    Explorer,
-    ExploreServer,
-    FindFunction,
-    FindOutcome,
-    make_server,
-)
+from replcheck.traces.explore import MAX_BODY_BYTES, Explorer, FindFunction, FindOutcome
+from replcheck.traces.explore_server import ExploreServer, make_server
 from tests.conftest import sigint_default
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -3,8 +3,8 @@
 The command line's part is small on purpose: build the model from the flags
 ``check`` takes (or from a trace, whose path the page starts on), bind the port,
 print the URL, and serve until Ctrl-C.  The page and its API are
-``replcheck.traces.explore``; the search behind its "find" is
-``replcheck.checker.explore_find``, wired in here (the page's module may not import the
+``replcheck.traces.explore_server``; the search behind its "find" is
+``replcheck.checker.explore_find``, wired in here (the traces layer may not import the
 engines).  Every bad input is one line, exit 2.
 """
 
@@ -28,7 +28,8 @@ from replcheck.model.errors import InputError
 from replcheck.model.interface import Action
 from replcheck.model.kafka.config import Config
 from replcheck.model.registry import AnyConfig
-from replcheck.traces.explore import Explorer, make_server
+from replcheck.traces.explore import Explorer
+from replcheck.traces.explore_server import make_server
 from replcheck.traces.load import load_trace
 
 NAME = "explore"
