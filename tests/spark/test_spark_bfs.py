@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -95,6 +96,10 @@ def test_a_ctrl_c_while_a_level_is_read_ends_the_search_as_interrupted(spark, mo
     result = spark_bfs(
         spark, config, ids, symmetry=True, on_progress=lambda p: seen.update({p.depth: p})
     )
+    for thread in threading.enumerate():  # its cancelling must not reach the next test's jobs
+        if thread.name == "replcheck-cancel":
+            thread.join(60)
+    spark.sparkContext.setLogLevel("WARN")  # the interrupt turned Spark's log off
     assert result.status == "interrupted" and result.depth == 2 and sorted(seen) == [1, 2]
     assert result.distinct_states == seen[2].distinct_states > seen[1].distinct_states
 
