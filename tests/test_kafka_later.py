@@ -10,7 +10,7 @@ from replcheck.invariants import select
 from replcheck.model import KafkaReplication, make_config
 from replcheck.model.kafka.config import ConfigError
 from replcheck.model.kafka.releases import ON_FETCH, applies, behaviour
-from replcheck.model.kafka.state import DIVERGING
+from replcheck.model.kafka.state import DIVERGING, MUST_TRUNCATE
 from replcheck.traces.load import parse_action
 from replcheck.traces.replay import execute
 
@@ -125,3 +125,52 @@ def test_kip_903_refuses_a_member_that_registered_again():
     _m, kraft = run("3.6.0", steps, kraft=True, **bounds)
     assert zk[-1].ctrl_isr == 0b11  # ZooKeeper mode: accepted (B4z)
     assert kraft[-1].ctrl_isr == 0b01 and kraft[-1].replicas[0].pending_isr == 0
+
+
+# r0 leads epoch 3 and is demoted before it writes in it: it cached (3, LEO 1) as
+# leader (KAFKA-7415), which no record backs, while the new leader r1 wrote m2 in
+# epoch 2.  Asked for epoch 3, r1 answers "epoch 2 ends at 2"; r0's own epoch 2 is
+# its epoch 1, which ends at 1, so it truncates to 1, its log end: no record goes.
+UNWRITTEN_EPOCH = [
+    "write(leader=r0)",
+    "fetch_request(follower=r1, leader=r0)",
+    "fetch_response(follower=r1)",
+    "elect(leader=r1)",
+    "deliver(replica=r1)",
+    "write(leader=r1)",
+    "deliver(replica=r0)",
+    "elect(leader=r0)",
+    "deliver(replica=r0)",
+    "elect(leader=r1)",
+    "deliver(replica=r1)",
+    "deliver(replica=r1)",
+    "deliver(replica=r0)",
+]
+EXCHANGE = ["epoch_request(follower=r0, leader=r1)", "epoch_response(follower=r0)"]
+
+
+@pytest.mark.parametrize(
+    ("release", "stuck"), [("2.6.0", True), ("2.6.1", False), ("2.7.0", False)]
+)
+def test_a_no_op_truncation_drops_the_epoch_never_written_from_kafka_10706(release, stuck):
+    """Log.truncateTo at the log end still truncates the leader-epoch cache there
+    (KAFKA-10706: 2.6.1, 2.7.0 on).  Before, the follower kept asking for epoch 3 and
+    never fetched again; after, it asks for epoch 1 and is done."""
+    _model, states = run(release, UNWRITTEN_EPOCH + EXCHANGE, records=2, epochs=4, crashes=0)
+    assert states[len(UNWRITTEN_EPOCH)].replicas[0].unwritten_epoch == 3
+    follower = states[-1].replicas[0]
+    assert len(follower.log) == 1  # [m1@e1]: no record cut
+    assert follower.truncation == MUST_TRUNCATE and (follower.unwritten_epoch == 3) is stuck
+    _model, states = run(release, UNWRITTEN_EPOCH + EXCHANGE * 2, records=2, epochs=4, crashes=0)
+    assert (states[-1].replicas[0].truncation == MUST_TRUNCATE) is stuck
+
+
+def test_the_fetch_with_divergence_gets_past_an_epoch_never_written():
+    """2.8+ (KAFKA-10554): the same end, through the divergingEpoch of a fetch."""
+    steps = UNWRITTEN_EPOCH + [
+        "fetch_request(follower=r0, leader=r1)",
+        "fetch_response(follower=r0)",
+    ]
+    steps += ["fetch_request(follower=r0, leader=r1)", "fetch_response(follower=r0)"]
+    _model, states = run("4.1.0", steps, records=2, epochs=4, crashes=0)
+    assert len(states[-1].replicas[0].log) == 2  # it fetched m2@e2 from r1

@@ -259,7 +259,7 @@ class BrokerRules:
         inflight = r.inflight
         if restart:
             if b.truncation == TRUNCATE_TO_HW:
-                r = truncate(r, r.hw, False)  # 0.10 makeFollowers: truncate to the own HW
+                r = truncate(r, r.hw, False, b.truncation_clears_end_epoch)  # 0.10 makeFollowers
                 truncation = TRUNCATED
             elif b.truncation == ON_FETCH:
                 # 2.8+ (KAFKA-10554): the fetcher starts Fetching at the LEO with
@@ -300,14 +300,16 @@ def latest_record_epoch(r: Replica) -> int:
     return latest
 
 
-def truncate(r: Replica, offset: int, lowers_hw: bool) -> Replica:
-    """Log.truncateTo: a no-op at or past the LEO; else cut the log and its epoch entries.
+def truncate(r: Replica, offset: int, lowers_hw: bool, clears_end_epoch: bool) -> Replica:
+    """Log.truncateTo: cut the log and its epoch entries; at or past the LEO no record
+    goes, and with ``clears_end_epoch`` (KAFKA-10706, 2.6.1/2.7.0+) an epoch entry at
+    the log end with no record in it does.
 
     Unless ``lowers_hw`` (2.4+), the HW is left alone: a follower truncated below
     its HW has HW > LEO until its next fetch response sets HW := min(leader HW, LEO).
     """
     if offset >= r.leo:
-        return r
+        return r.replace(unwritten_epoch=0) if clears_end_epoch and r.unwritten_epoch else r
     hw = min(r.hw, offset) if lowers_hw else r.hw
     return r.replace(log=r.log[:offset], hw=hw, unwritten_epoch=0)
 

@@ -121,9 +121,12 @@ def truncation_step(follower: Replica, answer: tuple[int, int], b: Behaviour) ->
     return min(my_end, leo), False
 
 
-def truncate_epochs(follower: Replica, offset: int) -> Replica:
-    """The follower as far as the exchange is concerned after truncating to ``offset``."""
+def truncate_epochs(follower: Replica, offset: int, b: Behaviour) -> Replica:
+    """The follower as far as the exchange is concerned after truncating to ``offset``
+    (broker.truncate: an epoch entry at the log end goes too from KAFKA-10706)."""
     if offset >= follower.leo:
+        if b.truncation_clears_end_epoch and follower.unwritten_epoch:
+            return follower.replace(unwritten_epoch=0)
         return follower
     return follower.replace(log=follower.log[:offset], unwritten_epoch=0)
 
@@ -143,7 +146,7 @@ def whole_exchange(follower: Replica, leader: Replica, b: Behaviour) -> int | No
         offset, done = truncation_step(current, leader_answer(leader, requested, b), b)
         if done:
             return offset
-        shorter = truncate_epochs(current, offset)
+        shorter = truncate_epochs(current, offset, b)
         if shorter == current:
             return None
         current = shorter

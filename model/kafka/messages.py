@@ -139,7 +139,7 @@ class MessageRules:
             (leader_leo,) = rest
             if self.behaviour.exits_on_out_of_range and not self.config.unclean_election:
                 return self._do_halt(s.with_replica(f, fol), f)
-            fol = truncate(fol, leader_leo, self.behaviour.truncation_lowers_hw)
+            fol = self._truncate(fol, leader_leo)
             return s.with_replica(f, fol)
         if kind == DIVERGING:
             return self._diverging_response(s, f, fol, *rest)
@@ -223,6 +223,10 @@ class MessageRules:
         offset = whole_exchange(fol, s.replicas[leader_id], self.behaviour)
         return s.with_replica(f, self._truncated_to(fol, offset, True))
 
+    def _truncate(self, fol, offset: int):
+        b = self.behaviour
+        return truncate(fol, offset, b.truncation_lowers_hw, b.truncation_clears_end_epoch)
+
     def _truncated_to(self, fol, offset: int, done: bool):
-        fol = truncate(fol, offset, self.behaviour.truncation_lowers_hw)
+        fol = self._truncate(fol, offset)
         return fol.replace(truncation=TRUNCATED) if done else fol

@@ -122,6 +122,7 @@ class Behaviour:
     epoch_answer_checks_epoch: bool
     controller_sees_bounces: bool
     truncation_lowers_hw: bool
+    truncation_clears_end_epoch: bool
     hides_stale_hw: bool
     alter_isr: bool
     diverged_fetch_moves_leader: bool
@@ -287,6 +288,22 @@ TABLE: tuple[Row, ...] = (
         "truncating the log lowers the HW to the new log end at once",
         False,
         (("2.4.0", True, "Log.updateLogEndOffset clamps the HW (commit 7a7d4cb, PR #7055)"),),
+    ),
+    Row(
+        "truncation_clears_end_epoch",
+        "a truncation that cuts no record still drops a leader-epoch entry at the log end "
+        "(an epoch its replica cached as leader and never wrote in)",
+        False,
+        (
+            (
+                ("2.6.1", "2.7.0"),
+                True,
+                "KAFKA-10706 (PR #9633): Log.truncateTo calls "
+                "leaderEpochCache.truncateFromEnd(logEndOffset) when the target is at or past "
+                "the log end; before, the follower kept asking with that epoch and never "
+                "fetched again",
+            ),
+        ),
     ),
     Row(
         "hides_stale_hw",

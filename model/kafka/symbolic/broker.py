@@ -252,8 +252,9 @@ class SymBroker(SymEpochs):
     # -------------------------------------------------------------- helpers
 
     def truncate(self, r: SymReplica, offset: Num, lowers_hw: bool) -> SymReplica:
-        """Mirrors broker.truncate."""
+        """Mirrors broker.truncate (its ``clears_end_epoch`` is the release's)."""
         cut = offset < r.log_len
+        clears_end_epoch = self.behaviour.truncation_clears_end_epoch
         zero = self.num(0)
         return r.replace(
             log_ep=tuple(
@@ -264,7 +265,7 @@ class SymBroker(SymEpochs):
             ),
             log_len=self.ite(cut, offset, r.log_len),
             hw=self.ite(cut, self.mn(r.hw, offset), r.hw) if lowers_hw else r.hw,
-            unwritten_epoch=self.ite(cut, zero, r.unwritten_epoch),
+            unwritten_epoch=zero if clears_end_epoch else self.ite(cut, zero, r.unwritten_epoch),
         )
 
     def crashed(self, r: SymReplica, keep: Num) -> SymReplica:

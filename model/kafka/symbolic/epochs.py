@@ -137,8 +137,8 @@ class SymEpochs(Terms):
 
     def whole_exchange(self, f: LogView, leader: LogView) -> tuple[Bool, Num]:
         """Mirrors epochs.whole_exchange: (defined, offset); not defined where the
-        explicit one returns None.  Each round that goes on shortens the log, so
-        ``R + 1`` rounds always end the loop."""
+        explicit one returns None.  Each round that goes on shortens the log or (from
+        KAFKA-10706) drops the unwritten entry, so ``R + 2`` rounds always end the loop."""
         finished: Bool = self.a.false
         defined: Bool = self.a.false
         result: Num = self.num(0)
@@ -148,7 +148,11 @@ class SymEpochs(Terms):
             requested = self.latest_epoch(current)
             no_epochs = requested == UNDEFINED
             offset, done = self.truncation_step(current, self.leader_answer(leader, requested))
-            stuck = offset >= length  # truncate_epochs changes nothing: no progress
+            # truncate_epochs changes nothing: no progress (from KAFKA-10706 it still
+            # drops the unwritten entry, and the next round asks for an older epoch)
+            stuck = offset >= length
+            if self.behaviour.truncation_clears_end_epoch:
+                stuck = z3.And(stuck, unwritten == 0)
             # this round's outcome, for a loop not finished before it
             ends_here = z3.Or(no_epochs, done, stuck)
             value = self.ite(no_epochs, self.mn(f.hw, length), offset)
@@ -157,6 +161,6 @@ class SymEpochs(Terms):
             result = self.ite(now, value, result)
             defined = z3.Or(defined, z3.And(now, ok))
             finished = z3.Or(finished, ends_here)
-            length = self.ite(finished, length, offset)
+            length = self.ite(finished, length, self.mn(offset, length))
             unwritten = self.ite(finished, unwritten, 0)
         return z3.And(finished, defined), result
