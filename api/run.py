@@ -19,7 +19,7 @@ from typing import Any
 
 from replcheck.checker.bfs import Progress, Step, Violation, safety_memory_limit
 from replcheck.checker.checkpoint import DEFAULT_EVERY as DEFAULT_CHECKPOINT_EVERY
-from replcheck.checker.checkpoint import CheckpointWriter
+from replcheck.checker.checkpoint import CheckpointWriter, check_model_digest, model_digest
 from replcheck.checker.checkpoint import load as load_checkpoint
 from replcheck.checker.parallel_bfs import parallel_bfs
 from replcheck.invariants import registry
@@ -111,6 +111,7 @@ def check(
                 "other model options or invariants"
             )
         identity = saved.identity
+        check_model_digest(identity, f"resume {resume}")
         try:
             config, invariants, symmetry = (
                 identity["config"],
@@ -142,6 +143,7 @@ def check(
             "config": cfg.to_dict(),
             "invariants": [inv.id for inv in chosen],
             "symmetry": symmetric,
+            "model": model_digest(),
         }
         writer = CheckpointWriter(_folder(checkpoint, "checkpoint"), identity, every)
     found = parallel_bfs(

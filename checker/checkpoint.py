@@ -9,13 +9,15 @@ new checkpoint is written to ``data-N+1`` first and ``checkpoint.json`` is repla
 atomically after, so a crash at any moment leaves the previous one whole (TLC's
 ``-recover`` is the model: the fingerprint set and the state queue on disk).
 
-What the search was (model configuration, invariants, symmetry) is the caller's
-``identity``: the engines store it and give it back, and ``replcheck check --resume``
-rebuilds the model from it.
+What the search was (model configuration, invariants, symmetry, and the
+:func:`model_digest` of the code that defines them) is the caller's ``identity``:
+the engines store it and give it back, and ``replcheck check --resume`` rebuilds
+the model from it, refusing a checkpoint whose model code has changed since.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -51,6 +53,37 @@ class Saved:
 
     def path(self, name: str) -> Path:
         return self.folder / name
+
+
+def model_digest() -> str:
+    """A digest of the source of every model and invariant (the symbolic encodings
+    aside): a checkpoint written before a change of the rules must not be continued
+    after it, or one search would mix two state spaces.  Conservative: a changed
+    comment counts too."""
+    import replcheck.invariants
+    import replcheck.model
+
+    sha = hashlib.sha256()
+    for package in (replcheck.model, replcheck.invariants):
+        root = Path(package.__path__[0])
+        for path in sorted(root.rglob("*.py")):
+            relative = path.relative_to(root).as_posix()
+            if "symbolic/" in relative:
+                continue
+            sha.update(f"{package.__name__}/{relative}\0".encode())
+            sha.update(path.read_bytes())
+    return sha.hexdigest()[:16]
+
+
+def check_model_digest(identity: dict[str, Any], where: str) -> None:
+    """InputError unless ``identity`` was written by this model's code."""
+    written = identity.get("model")
+    if written != model_digest():
+        what = "an earlier version" if written is None else "another version"
+        raise InputError(
+            f"{where}: the checkpoint was written by {what} of the model's rules or "
+            "invariants; continuing it would mix two state spaces: start the search again"
+        )
 
 
 class CheckpointWriter:

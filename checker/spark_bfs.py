@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from replcheck.checker.bfs import Progress, SearchResult, _same, fingerprint, violation
+from replcheck.checker.checkpoint import model_digest
 from replcheck.checker.spark_session import JobFailed, cancel_on_interrupt, failure_line
 from replcheck.checker.visited import NO_PARENT
 from replcheck.model.errors import InputError
@@ -367,7 +368,12 @@ def _write_meta(
 ) -> None:
     doc = {
         "format": FORMAT,
-        "identity": {"config": cfg, "invariants": ids, "symmetry": symmetry},
+        "identity": {
+            "config": cfg,
+            "invariants": ids,
+            "symmetry": symmetry,
+            "model": model_digest(),
+        },
         "depth": depth,
         "distinct": distinct,
         "transitions": transitions,

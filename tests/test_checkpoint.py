@@ -162,3 +162,31 @@ def test_bad_checkpoint_options_exit_2_with_one_line(tmp_path, argv, message):
     code, out, err = cli("check", *(a.format(tmp=tmp_path) for a in argv))
     assert code == 2 and out == "", err
     assert len(err.strip().splitlines()) == 1 and message.format(tmp=tmp_path) in err, err
+
+
+@pytest.mark.parametrize(
+    ("digest", "said"), [("0" * 16, "another version"), (None, "an earlier version")]
+)
+def test_a_checkpoint_of_other_model_code_is_refused(tmp_path, digest, said):
+    """A model change between a stop and its resume (a replcheck upgrade, an edited rule)
+    would mix two state spaces in one search: the checkpoint records a digest of the
+    model's and invariants' source, and resume refuses any other (or none)."""
+    folder = tmp_path / "ck"
+    replcheck.check(workers=1, max_states=500, checkpoint=folder, **HW)
+    meta = folder / "checkpoint.json"
+    doc = json.loads(meta.read_text())
+    assert len(doc["identity"]["model"]) == 16
+    replcheck.check(resume=folder, max_states=600)  # the same code: it goes on
+    doc = json.loads(meta.read_text())
+    if digest is None:
+        del doc["identity"]["model"]
+    else:
+        doc["identity"]["model"] = digest
+    meta.write_text(json.dumps(doc))
+    code, out, err = cli("check", "--resume", str(folder))
+    assert code == 2 and out == "", err
+    assert err.strip() == (
+        f"replcheck: error: resume {folder}: the checkpoint was written by {said} of the "
+        "model's rules or invariants; continuing it would mix two state spaces: start the "
+        "search again"
+    )
