@@ -106,8 +106,8 @@ def test_lemmas_hold_on_reachable_states(values):
         {"mode": "2.8.0", "records": 2, "epochs": 2},
         {"mode": "3.5.0", "records": 2, "epochs": 2},
         # AlterIsr (2.7), KRaft with the ELR (4.1): true there too, though not inductive
-        # (docs/prove.md: at the default bounds every lemma holds on all 299,493 states of
-        # 4.1.0, 520 s, and k-induction still finds a CTI).
+        # (docs/prove.md: at the default bounds every lemma holds on all 336,507 states of
+        # 4.1.0, 526 s, and k-induction still finds a CTI).
         {"mode": "2.7.2", "records": 1, "epochs": 2},
         {"mode": "4.1.0", "records": 1, "epochs": 2},
     ],
