@@ -17,6 +17,7 @@ the model from it, refusing a checkpoint whose model code has changed since.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -55,11 +56,13 @@ class Saved:
         return self.folder / name
 
 
+@functools.cache
 def model_digest() -> str:
     """A digest of the source of every model and invariant (the symbolic encodings
     aside): a checkpoint written before a change of the rules must not be continued
     after it, or one search would mix two state spaces.  Conservative: a changed
-    comment counts too."""
+    comment counts too.  Read once a process (a Spark search writes it every level):
+    the code that runs is the code imported then."""
     import replcheck.invariants
     import replcheck.model
 
