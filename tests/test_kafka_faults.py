@@ -255,6 +255,20 @@ def test_a_trace_with_an_option_only_action_names_the_option(tmp_path, capsys):
     )
 
 
+def test_a_trace_with_a_release_only_action_names_the_releases(tmp_path, capsys):
+    trace = tmp_path / "t.toml"
+    trace.write_text(
+        'config = { kafka = "3.5.0", kraft = true }\nactions = ["apply_isr(leader=r0)"]\n'
+    )
+    assert main(["replay", str(trace)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(
+        "action 'apply_isr' exists only in KRaft with metadata.version 3.6-IV0 or later, "
+        "not in this configuration's release"
+    )
+    assert len(err.splitlines()) == 1
+
+
 def test_a_bad_version_in_compare_names_its_column(capsys):
     assert main(["compare", "--kafka", "2.7.0,2.8.0@2.9"]) == 2
     err = capsys.readouterr().err.strip()

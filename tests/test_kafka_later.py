@@ -174,3 +174,47 @@ def test_the_fetch_with_divergence_gets_past_an_epoch_never_written():
     steps += ["fetch_request(follower=r0, leader=r1)", "fetch_response(follower=r0)"]
     _model, states = run("4.1.0", steps, records=2, epochs=4, crashes=0)
     assert len(states[-1].replicas[0].log) == 2  # it fetched m2@e2 from r1
+
+
+FENCE_FOLLOWER = [
+    "write(leader=r0)",
+    "crash(replica=r1, keep=0)",
+    "notice_crash(replica=r1, new_leader=r0)",
+]
+
+
+def test_a_fenced_follower_leaves_the_isr_without_a_new_leader_epoch_from_kraft_3_6():
+    """KAFKA-15021 (metadata.version 3.6-IV0): the controller's removal keeps the leader
+    epoch, so it is possible at the epoch bound; the leader adopts it later."""
+    _model, states = run("4.1.0", FENCE_FOLLOWER, records=1, epochs=1)
+    fenced = states[-1]
+    assert (fenced.ctrl_epoch, fenced.ctrl_isr, fenced.ctrl_isr_written) == (1, 0b01, 1)
+    lead = fenced.replicas[0]
+    assert (lead.isr, lead.zk_current, lead.hw) == (0b11, 0, 0)  # not applied yet
+    _model, states = run("4.1.0", [*FENCE_FOLLOWER, "apply_isr(leader=r0)"], records=1, epochs=1)
+    lead = states[-1].replicas[0]
+    assert (lead.epoch, lead.isr, lead.zk_current, lead.hw) == (1, 0b01, 1, 1)
+    assert states[-1].committed == lead.log
+
+
+@pytest.mark.parametrize(
+    ("release", "extra"), [("3.5.0", {}), ("3.6.0", {"metadata_version": "3.5-IV2"})]
+)
+def test_before_metadata_version_3_6_the_removal_is_a_new_leader_epoch(release, extra):
+    bounds = dict(records=1, epochs=2, kraft=True, **extra)
+    model, states = run(release, FENCE_FOLLOWER, **bounds)
+    assert (states[-1].ctrl_epoch, states[-1].ctrl_isr) == (2, 0b01)
+    assert "apply_isr" not in model.action_kinds()
+    model, states = run(release, FENCE_FOLLOWER[:2], **{**bounds, "epochs": 1})
+    assert not any(a.name == "notice_crash" for a in model.actions(states[-1]))
+
+
+def test_a_pending_alter_partition_is_refused_after_the_removal():
+    steps = ["shrink_isr(leader=r0, follower=r2)", "crash(replica=r1, keep=0)"]
+    steps += ["notice_crash(replica=r1, new_leader=r0)", "alter_isr(leader=r0)"]
+    _model, states = run("4.1.0", steps, replicas=3, records=0)
+    refused = states[-1]
+    assert refused.ctrl_isr == 0b101 and refused.replicas[0].pending_isr == 0b011
+    _model, states = run("4.1.0", [*steps, "apply_isr(leader=r0)"], replicas=3, records=0)
+    lead = states[-1].replicas[0]
+    assert (lead.isr, lead.pending_isr, lead.zk_current) == (0b101, 0, 1)

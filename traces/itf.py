@@ -17,7 +17,7 @@ from typing import Any
 from replcheck.model.errors import InputError
 from replcheck.model.interface import Action
 from replcheck.model.kafka.config import Config, read_text
-from replcheck.model.kafka.replication import ACTION_PARAMS, OPTION_ACTIONS
+from replcheck.model.kafka.replication import ACTION_PARAMS, OPTION_ACTIONS, RELEASE_ACTIONS
 from replcheck.model.kafka.state import (
     DIVERGING,
     FETCH_RESPONSE,
@@ -381,6 +381,11 @@ def make_action(
             raise TraceError(
                 f"{where}: action {name!r} needs the option {option} = true in the "
                 f"configuration (--{option.replace('_', '-')})"
+            )
+        if name in RELEASE_ACTIONS:
+            raise TraceError(
+                f"{where}: action {name!r} exists only in {RELEASE_ACTIONS[name]}, "
+                "not in this configuration's release"
             )
         known = ", ".join(params)
         raise TraceError(f"{where}: unknown action {clip(name)} (known: {known})")

@@ -300,10 +300,14 @@ def history_consistent(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
     if not model.config.elr:  # KIP-966 lets the ISR become empty
         facts.append(model.some(s.ctrl_isr))
         facts += [z3.Implies(e < s.ctrl_epoch, model.some(isr)) for e, isr in enumerate(s.hist_isr)]
-    facts.append(z3.Implies(s.ctrl_isr_written, s.ctrl_leader >= 0))
-    for j, r in enumerate(s.replicas):
-        writer = z3.And(s.ctrl_isr_written, s.ctrl_leader == j)
-        facts.append(z3.Implies(writer, r.epoch == s.ctrl_epoch))
+    if not model.shrink_keeps_epoch:
+        # Only a leader's own AlterIsr writes the ISR in its epoch; from KRaft 3.6 the
+        # controller removes a fenced follower without a new epoch, before the leader
+        # heard of its epoch, or with no leader at all.
+        facts.append(z3.Implies(s.ctrl_isr_written, s.ctrl_leader >= 0))
+        for j, r in enumerate(s.replicas):
+            writer = z3.And(s.ctrl_isr_written, s.ctrl_leader == j)
+            facts.append(z3.Implies(writer, r.epoch == s.ctrl_epoch))
     for e in range(len(s.hist_leader)):
         leader, isr = s.hist_leader[e], s.hist_isr[e]
         facts.append(z3.Implies(z3.And(e < s.ctrl_epoch, leader >= 0), model.has(isr, leader)))
@@ -982,7 +986,8 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
         "leader rewrote it since), and every leader it named was in that request's ISR, "
         "as its current leader is in its ISR (ControllerRules._new_epoch; elections pick ISR "
         "members).  A rewritten ISR was written by the leader of the current epoch, which "
-        "therefore has that epoch.",
+        "therefore has that epoch (before KRaft 3.6, where the controller also rewrites it "
+        "when it removes a fenced follower).",
         history_consistent,
     ),
     SymbolicLemma(

@@ -11,6 +11,7 @@ controller failover, gets the current state instead.
 
 from __future__ import annotations
 
+from replcheck.model.kafka.config import Config
 from replcheck.model.kafka.state import (
     ALTER_ISR,
     ALTER_RESTARTED,
@@ -22,6 +23,15 @@ from replcheck.model.kafka.state import (
 )
 
 
+def shrink_keeps_epoch(config: Config) -> bool:
+    """KRaft from metadata.version 3.6-IV0 (KAFKA-15021): a partition change that
+    removes ISR members but keeps the leader bumps only the partition epoch
+    (PartitionChangeBuilder.triggerLeaderEpochBumpForIsrShrinkIfNeeded returns at
+    once; PartitionRegistration.merge bumps the leader epoch only with a leader in
+    the record).  ``handleBrokerFenced`` removes a fenced follower that way."""
+    return config.kraft and not config.rules().kraft_shrink_bumps_epoch
+
+
 class ControllerRules:
     """Mixed into KafkaReplication: the controller's actions and its requests."""
 
@@ -31,6 +41,8 @@ class ControllerRules:
         return can_bump or not self._notice_needs_bump(s, i)
 
     def _notice_needs_bump(self, s: State, i: int) -> bool:
+        if self.shrink_keeps_epoch:  # only a new leader is a new leader epoch
+            return s.ctrl_leader == i
         if self.config.elr:  # the ISR may become empty (KIP-966)
             return s.ctrl_leader == i or bool(s.ctrl_isr >> i & 1)
         return s.ctrl_leader == i or bool(s.ctrl_isr >> i & 1 and s.ctrl_isr != 1 << i)
@@ -77,7 +89,58 @@ class ControllerRules:
             isr = isr & ~(1 << i) or (isr if keep_last else 0)
         if new_leader == s.ctrl_leader and isr == s.ctrl_isr:
             return s.replace(ctrl_live=live)
+        if new_leader == s.ctrl_leader and self.shrink_keeps_epoch:
+            return self._isr_change(s, isr).replace(ctrl_live=live)
         return self._new_epoch(s, new_leader, isr).replace(ctrl_live=live)
+
+    def _isr_change(self, s: State, isr: int) -> State:
+        """The controller writes a new ISR in the same leader epoch: a new partition
+        epoch (zkVersion), so every cached one and every queued AlterPartition is
+        stale (INVALID_UPDATE_VERSION), as after an accepted AlterPartition.  The
+        leader adopts it with ``apply_isr``; with ELR, a member leaving below
+        min.insync.replicas joins the ELR (maybePopulateTargetElr)."""
+        replicas = s.replicas
+        if any(r.zk_current for r in replicas):
+            replicas = tuple(r.replace(zk_current=0) if r.zk_current else r for r in replicas)
+        requests = tuple(
+            req[:ALTER_VERSION_OK] + (0,) + req[ALTER_VERSION_OK + 1 :] for req in s.alter_requests
+        )
+        return s.replace(
+            ctrl_isr=isr,
+            ctrl_elr=self._elr_after(s, isr),
+            ctrl_isr_written=1,
+            alter_requests=requests,
+            replicas=replicas,
+        )
+
+    def _do_apply_isr(self, s: State, i: int) -> State:
+        """The leader applies a partition change of its own leader epoch (KRaft 3.6+:
+        ``ReplicaManager.applyLocalLeadersDelta`` -> ``Partition.makeLeader`` with
+        ``isNewLeaderEpoch`` false, 3.6-4.1).  ``updateAssignmentAndIsr`` replaces the
+        ISR state, so a pending AlterPartition is forgotten (the controller will refuse
+        it: a stale partition epoch); no epoch-cache entry, the followers' offsets are
+        kept, then ``maybeIncrementLeaderHW``.  Followers keep fetching: the leader and
+        its epoch did not change (applyLocalFollowersDelta).
+
+        The leader applies the newest ISR only: if two such changes come before it
+        applies the first, the one in between is skipped (the states it allows are
+        reached by ordering the second change after it)."""
+        lead = s.replicas[i]
+        lead, acked = self._advance_leader_hw(
+            lead.replace(isr=s.ctrl_isr, pending_isr=0, zk_current=1), lead.remote_leo, s.acked
+        )
+        return s.replace(acked=acked).with_replica(i, lead)
+
+    def _isr_change_owed(self, s: State, i: int) -> bool:
+        """Replica ``i`` leads the current epoch but not yet with its current ISR."""
+        r = s.replicas[i]
+        return bool(
+            s.ctrl_isr_written
+            and not r.zk_current
+            and r.leader == i
+            and s.ctrl_leader == i
+            and r.epoch == s.ctrl_epoch
+        )
 
     def _do_notice_restart(self, s: State, i: int) -> State:
         """The controller sees the broker registered again (onBrokerStartup): it

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from replcheck.model.interface import Action
 from replcheck.model.kafka.broker import BrokerRules, bits
 from replcheck.model.kafka.config import Config
-from replcheck.model.kafka.controller import ControllerRules
+from replcheck.model.kafka.controller import ControllerRules, shrink_keeps_epoch
 from replcheck.model.kafka.epochs import whole_exchange
 from replcheck.model.kafka.messages import MessageRules
 from replcheck.model.kafka.releases import ON_FETCH, TRUNCATE_TO_HW, Behaviour
@@ -52,6 +52,7 @@ ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     "truncate": ("follower", "leader"),
     "shrink_isr": ("leader", "follower"),
     "alter_isr": ("leader",),
+    "apply_isr": ("leader",),
     "checkpoint_hw": ("replica",),
     "crash": ("replica", "keep"),
     "shutdown": ("replica",),
@@ -78,6 +79,8 @@ ACTION_DOCS: dict[str, str] = {
     "shrink_isr": "leader removes a lagging follower from the ISR (conditional on its zkVersion; "
     "from 2.7 it proposes the change to the controller)",
     "alter_isr": "controller handles a leader's AlterIsr / AlterPartition request and answers",
+    "apply_isr": "leader applies an ISR change of its own leader epoch (KRaft, metadata.version "
+    "3.6-IV0 on: a fenced follower's removal)",
     "checkpoint_hw": "broker writes its HW to the replication-offset checkpoint file",
     "crash": "broker process dies (an unclean shutdown), keeping `keep` log entries (fewer "
     "on a lossy crash)",
@@ -99,13 +102,26 @@ ACTION_DOCS: dict[str, str] = {
 # so its random stream, and every seed quoted in the docs, stays what it was.
 OPTION_ACTIONS: dict[str, str] = {"shutdown": "clean_shutdown", "replace_disk": "disk_loss"}
 
+# Actions only some releases have, for the same reason: each with what it needs, as a
+# trace error names it.
+RELEASE_ACTIONS: dict[str, str] = {
+    "apply_isr": "KRaft with metadata.version 3.6-IV0 or later",
+}
+
+
+def _release_has(config: Config, name: str) -> bool:
+    if name == "apply_isr":
+        return shrink_keeps_epoch(config)
+    return True
+
 
 def config_action_params(config: Config) -> dict[str, tuple[str, ...]]:
     """The action names (with parameter names) of this configuration's model."""
     return {
         name: params
         for name, params in ACTION_PARAMS.items()
-        if name not in OPTION_ACTIONS or getattr(config, OPTION_ACTIONS[name])
+        if (name not in OPTION_ACTIONS or getattr(config, OPTION_ACTIONS[name]))
+        and _release_has(config, name)
     }
 
 
@@ -126,6 +142,7 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
         self.n = config.replicas
         self.all_mask = (1 << self.n) - 1
         self.ids = range(self.n)
+        self.shrink_keeps_epoch = shrink_keeps_epoch(config)
         self._dispatch = {name: getattr(self, f"_do_{name}") for name in ACTION_PARAMS}
 
     # ------------------------------------------------------------------ setup
@@ -198,6 +215,7 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
             skip = skip | {"diverging_truncate"}
         if not b.alter_isr:
             skip = skip | {"alter_isr"}
+        skip = skip | {a for a in RELEASE_ACTIONS if not _release_has(self.config, a)}
         return tuple(name for name in ACTION_PARAMS if name not in skip)
 
     def action_params(self, action: Action) -> dict[str, int]:
@@ -243,6 +261,8 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                     yield Action("deliver_latest", (i,))
 
             if r.leader == i:  # believes it is the leader
+                if self.shrink_keeps_epoch and self._isr_change_owed(s, i):
+                    yield Action("apply_isr", (i,))
                 if s.written < cfg.records and (
                     cfg.acks != -1 or bits(r.isr) >= cfg.min_insync_replicas
                 ):

@@ -28,6 +28,8 @@ class SymController(SymBroker):
 
     def _notice_needs_bump(self, s: SymState, i: int) -> Bool:
         """Mirrors ControllerRules._notice_needs_bump."""
+        if self.shrink_keeps_epoch:
+            return s.ctrl_leader == i
         if self.config.elr:
             return z3.Or(s.ctrl_leader == i, s.ctrl_isr[i])
         return z3.Or(
@@ -68,9 +70,30 @@ class SymController(SymBroker):
         else:
             as_leader = self.ite(isr[new_leader], self.m_and(isr, live), self.only(new_leader))
         isr = self.ite(s.ctrl_leader == i, as_leader, self.ite(isr[i], shrunk, isr))
-        unchanged = z3.And(s.ctrl_leader == new_leader, self.m_eq(isr, s.ctrl_isr))
-        bumped = self._new_epoch(s, self.num(new_leader), isr)
-        return self.ite(unchanged, s, bumped).replace(ctrl_live=live)
+        same_leader = s.ctrl_leader == new_leader
+        unchanged = z3.And(same_leader, self.m_eq(isr, s.ctrl_isr))
+        changed = self._new_epoch(s, self.num(new_leader), isr)
+        if self.shrink_keeps_epoch:
+            changed = self.ite(same_leader, self._isr_change(s, isr), changed)
+        return self.ite(unchanged, s, changed).replace(ctrl_live=live)
+
+    def _isr_change(self, s: SymState, isr: tuple) -> SymState:
+        """Mirrors ControllerRules._isr_change."""
+        return s.replace(
+            ctrl_isr=isr,
+            ctrl_elr=self._elr_after(s, isr),
+            ctrl_isr_written=self.a.true,
+            alt_ok=tuple(self.a.false for _ in s.alt_ok),
+            replicas=tuple(r.replace(zk_current=self.a.false) for r in s.replicas),
+        )
+
+    def _do_apply_isr(self, s: SymState, i: int) -> SymState:
+        """Mirrors ControllerRules._do_apply_isr."""
+        lead = s.replicas[i].replace(
+            isr=s.ctrl_isr, pending_isr=self.none(), zk_current=self.a.true
+        )
+        lead, acked = self._advance_leader_hw(lead, i, s.acked)
+        return s.replace(acked=acked).with_replica(i, lead)
 
     def _do_notice_restart(self, s: SymState, i: int) -> SymState:
         """Mirrors ControllerRules._do_notice_restart."""

@@ -55,6 +55,7 @@ class KafkaSymbolic(SymMessages):
         self.layout = Layout(config, self.behaviour, sort)
         self.a = self.layout.arith
         self.explicit = KafkaReplication(config)
+        self.shrink_keeps_epoch = self.explicit.shrink_keeps_epoch
         self._instances: list[Action] | None = None
         self._template: SymState | None = None
         self._cache: dict[tuple[str, Action], object] = {}
@@ -135,6 +136,7 @@ class KafkaSymbolic(SymMessages):
             add("epoch_response", i)
             add("diverging_truncate", i)
             add("alter_isr", i)
+            add("apply_isr", i)
             add("elect", i)
         return out
 
@@ -244,6 +246,15 @@ class KafkaSymbolic(SymMessages):
             if cfg.acks == -1:
                 room = z3.And(room, self.count(r.isr) >= cfg.min_insync_replicas)
             return z3.And(alive, leads, room)
+        if name == "apply_isr":
+            return z3.And(
+                alive,
+                leads,
+                s.ctrl_leader == i,
+                r.epoch == s.ctrl_epoch,
+                z3.Not(r.zk_current),
+                s.ctrl_isr_written,
+            )
         if name == "shrink_isr":
             f = args[1]
             return z3.And(

@@ -36,6 +36,7 @@ from typing import Any
 import z3
 
 from replcheck.model.kafka.config import Config
+from replcheck.model.kafka.controller import shrink_keeps_epoch
 from replcheck.model.kafka.releases import ON_FETCH, Behaviour
 from replcheck.model.kafka.state import (
     DIVERGING,
@@ -238,8 +239,12 @@ class Layout:
         self.records = config.records  # R: log, committed and in-flight slots
         self.epochs = config.epochs + epoch_slack(config, b)  # history slots
         # One request is outstanding per leadership (see model/kafka/broker.py _propose_isr);
-        # a broker leads each epoch at most once, plus once more after each crash.
+        # a broker leads each epoch at most once, plus once more after each crash.  From
+        # KRaft 3.6 a fenced follower's removal keeps the epoch, and the leader may ask
+        # again once it applied it (controller.py _do_apply_isr): one fence per crash.
         self.requests = self.epochs + config.crashes if b.alter_isr else 0
+        if shrink_keeps_epoch(config):
+            self.requests += config.crashes
         top = max(2 * self.records, self.epochs + 2, config.crashes + 1, self.requests + 1, self.n)
         self.arith = Arith(sort, top.bit_length() + 2)
         kinds = {0}
