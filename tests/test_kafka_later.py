@@ -218,3 +218,31 @@ def test_a_pending_alter_partition_is_refused_after_the_removal():
     _model, states = run("4.1.0", [*steps, "apply_isr(leader=r0)"], replicas=3, records=0)
     lead = states[-1].replicas[0]
     assert (lead.isr, lead.pending_isr, lead.zk_current) == (0b101, 0, 1)
+
+
+LAST_LEADER_BACK_FIRST = [
+    "write(leader=r0)",
+    "fetch_request(follower=r1, leader=r0)",
+    "fetch_response(follower=r1)",
+    "fetch_request(follower=r1, leader=r0)",
+    "crash(replica=r1, keep=1)",
+    "notice_crash(replica=r1, new_leader=r0)",  # ISR {r0} below min ISR: ELR {r1}
+    "crash(replica=r0, keep=1)",
+    "notice_crash(replica=r0, new_leader=none)",  # ISR empty, ELR {r0, r1}
+    "restart(replica=r0)",
+    "notice_restart(replica=r0)",  # unclean: leaves the ELR; r1 still in it
+    "restart(replica=r1)",
+    "notice_restart(replica=r1)",  # unclean: the ELR is empty now
+]
+
+
+def test_the_last_known_leader_is_elected_at_another_brokers_registration():
+    """KIP-966 (4.1): the leaderless partition's election runs at every registration
+    (handleBrokerUnfenced), not only the last known leader's own: r0 registered while
+    the ELR still held r1, and is elected once r1's unclean registration empties it
+    (PartitionChangeBuilder.canElectLastKnownLeader)."""
+    bounds = dict(replicas=2, records=1, epochs=3, crashes=2, min_insync_replicas=2)
+    _model, states = run("4.1.0", LAST_LEADER_BACK_FIRST, **bounds)
+    assert states[-3].ctrl_leader == -1 and states[-3].ctrl_elr == 0b10
+    after = states[-1]
+    assert (after.ctrl_leader, after.ctrl_epoch, after.ctrl_isr, after.ctrl_elr) == (0, 3, 0b01, 0)

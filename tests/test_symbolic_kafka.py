@@ -221,7 +221,7 @@ def test_symbolic_model_agrees_on_longer_walks(values):
         dict(mode="2.0.0", records=1, epochs=2, atomic=True),
         dict(mode="2.8.0", records=1, epochs=2),
         dict(mode="3.4.0", kraft=True, records=1, epochs=2),  # epochs past the bound
-        dict(mode="3.7.0", kraft=True, records=1, epochs=1, replicas=3),  # fences keep epochs
+        dict(mode="4.1.0", records=1, epochs=2, crashes=2, min_insync_replicas=2),
     ],
     ids=_id,
 )
@@ -233,6 +233,13 @@ def test_symbolic_model_agrees_on_every_state_of_a_kraft_3_6_fence():
     """KRaft 3.6+ ISR removals keep the leader epoch (apply_isr): every reachable state."""
     diff = Differential(make_config(dict(mode="4.1.0", records=1, epochs=2)))
     assert diff.every_state() > 5000
+
+
+def test_symbolic_model_agrees_on_every_state_of_an_elr_recovery():
+    """The ELR emptied by unclean registrations, the last known leader elected at
+    another broker's registration: every reachable state."""
+    config = make_config(dict(mode="4.1.0", records=0, epochs=3, crashes=2, min_insync_replicas=2))
+    assert Differential(config).every_state() > 5000
 
 
 def test_encode_decode_through_a_z3_model():

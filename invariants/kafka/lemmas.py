@@ -543,6 +543,8 @@ def records_after_leader(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
 
 
 def sole_isr_pending_leader(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    if model.config.unclean_election:  # an unclean election names an ISR of its own
+        return model.a.true
     facts = []
     E = len(s.hist_leader)
     for e in range(E):  # slot e: epoch e + 1
@@ -1110,7 +1112,7 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
         "Once the controller named a leader with an ISR of just itself, and until that "
         "leader hears of it, every later ISR is within that one: only a leader acting in "
         "the epoch can add members (by their fetches), and the controller's own changes "
-        "only remove them.",
+        "only remove them (but for an unclean election: not claimed with one).",
         sole_isr_pending_leader,
     ),
     SymbolicLemma(

@@ -182,15 +182,19 @@ class ControllerRules:
             # the ISR then, and leaves the ELR (PartitionChangeBuilder.isValidNewLeader,
             # electAnyLeader).  Only a cleanly shut-down broker is still in the ELR here.
             return self._new_epoch(s, i, 1 << i).replace(ctrl_live=live)
+        # KIP-966: with ISR and ELR both empty (fenced ELR members count), the last known
+        # leader is elected as an unclean recovery once it is registered, even without
+        # unclean.leader.election.enable, and before any unclean election
+        # (PartitionChangeBuilder.electAnyLeader -> canElectLastKnownLeader, 4.0/4.1).
+        # Any broker's registration runs the election (handleBrokerUnfenced over the
+        # leaderless partitions; an ELR member's unclean one empties the ELR first), so
+        # a last known leader that registered while the ELR was not empty is elected now.
+        empty = self.config.elr and not s.ctrl_isr and not s.ctrl_elr
+        known = last_known_leader(s)
+        if offline and empty and known != NO_LEADER and live >> known & 1:
+            return self._new_epoch(s, known, 1 << known).replace(ctrl_live=live, ctrl_elr=0)
         if offline and self.config.unclean_election:
             return self._new_epoch(s, i, 1 << i).replace(ctrl_live=live)
-        # KIP-966: with ISR and ELR both empty (fenced ELR members count), the last known
-        # leader is elected as an unclean recovery, even without
-        # unclean.leader.election.enable (PartitionChangeBuilder.canElectLastKnownLeader,
-        # 4.0/4.1).
-        empty = self.config.elr and not s.ctrl_isr and not s.ctrl_elr
-        if offline and empty and i == last_known_leader(s):
-            return self._new_epoch(s, i, 1 << i).replace(ctrl_live=live, ctrl_elr=0)
         return s.replace(ctrl_live=live)
 
     # ----------------------------------------------- AlterIsr / AlterPartition

@@ -116,17 +116,18 @@ class SymController(SymBroker):
             z3.Not(self.some(s.ctrl_isr)),
             z3.Not(self.some(s.ctrl_elr)),
         )
-        last = z3.And(offline, empty, self._last_known_leader(s) == i)
-        out = self.ite(
-            last,
-            self._new_epoch(s, self.num(i), self.only(i)).replace(
-                ctrl_live=live, ctrl_elr=self.none()
-            ),
-            out,
-        )
         if cfg.unclean_election:
             out = self.ite(
                 offline, self._new_epoch(s, self.num(i), self.only(i)).replace(ctrl_live=live), out
+            )
+        known = self._last_known_leader(s)
+        for j in self.ids:
+            out = self.ite(
+                z3.And(offline, empty, known == j, live[j]),
+                self._new_epoch(s, self.num(j), self.only(j)).replace(
+                    ctrl_live=live, ctrl_elr=self.none()
+                ),
+                out,
             )
         out = self.ite(
             z3.And(offline, s.ctrl_isr[i]),
