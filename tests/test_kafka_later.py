@@ -246,3 +246,20 @@ def test_the_last_known_leader_is_elected_at_another_brokers_registration():
     assert states[-3].ctrl_leader == -1 and states[-3].ctrl_elr == 0b10
     after = states[-1]
     assert (after.ctrl_leader, after.ctrl_epoch, after.ctrl_isr, after.ctrl_elr) == (0, 3, 0b01, 0)
+
+
+def test_an_unclean_election_empties_the_elr():
+    """PartitionChangeBuilder.maybeUpdateRecordElr (4.0/4.1): ELR members would be a clean
+    choice after an unclean leader, so the unclean election clears them."""
+    steps = [
+        "shrink_isr(leader=r0, follower=r2)",
+        "alter_isr(leader=r0)",
+        "crash(replica=r1, keep=0)",
+        "notice_crash(replica=r1, new_leader=r0)",  # ISR {r0} below min ISR: ELR {r1}
+        "crash(replica=r0, keep=0)",
+        "notice_crash(replica=r0, new_leader=r2)",  # unclean: r2 is in neither
+    ]
+    bounds = dict(replicas=3, records=0, crashes=2, min_insync_replicas=2, unclean_election=True)
+    _model, states = run("4.1.0", steps, **bounds)
+    assert states[-3].ctrl_elr == 0b010
+    assert (states[-1].ctrl_leader, states[-1].ctrl_isr, states[-1].ctrl_elr) == (2, 0b100, 0)

@@ -181,6 +181,7 @@ CONFIGS: list[dict] = [
     dict(mode="4.0.0", elr=True, replicas=3, min_insync_replicas=2),
     dict(mode="4.1.0", replicas=3, min_insync_replicas=2, lossy_crash=True),
     dict(mode="4.1.0", atomic=True, min_insync_replicas=2),
+    dict(mode="4.1.0", replicas=3, min_insync_replicas=2, unclean_election=True, crashes=2),
 ]
 
 

@@ -91,7 +91,12 @@ class ControllerRules:
             return s.replace(ctrl_live=live)
         if new_leader == s.ctrl_leader and self.shrink_keeps_epoch:
             return self._isr_change(s, isr).replace(ctrl_live=live)
-        return self._new_epoch(s, new_leader, isr).replace(ctrl_live=live)
+        # An unclean election (from outside the ISR and the ELR) empties the ELR
+        # (PartitionChangeBuilder.maybeUpdateRecordElr, 4.0/4.1).
+        eligible = s.ctrl_isr | s.ctrl_elr
+        unclean = new_leader != NO_LEADER and not eligible >> new_leader & 1
+        s = self._new_epoch(s, new_leader, isr).replace(ctrl_live=live)
+        return s.replace(ctrl_elr=0) if unclean else s
 
     def _isr_change(self, s: State, isr: int) -> State:
         """The controller writes a new ISR in the same leader epoch: a new partition
@@ -193,8 +198,8 @@ class ControllerRules:
         known = last_known_leader(s)
         if offline and empty and known != NO_LEADER and live >> known & 1:
             return self._new_epoch(s, known, 1 << known).replace(ctrl_live=live, ctrl_elr=0)
-        if offline and self.config.unclean_election:
-            return self._new_epoch(s, i, 1 << i).replace(ctrl_live=live)
+        if offline and self.config.unclean_election:  # empties the ELR, as above
+            return self._new_epoch(s, i, 1 << i).replace(ctrl_live=live, ctrl_elr=0)
         return s.replace(ctrl_live=live)
 
     # ----------------------------------------------- AlterIsr / AlterPartition

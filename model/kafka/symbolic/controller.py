@@ -73,6 +73,9 @@ class SymController(SymBroker):
         same_leader = s.ctrl_leader == new_leader
         unchanged = z3.And(same_leader, self.m_eq(isr, s.ctrl_isr))
         changed = self._new_epoch(s, self.num(new_leader), isr)
+        if self.config.elr and new_leader != NO_LEADER:
+            unclean = z3.Not(z3.Or(s.ctrl_isr[new_leader], s.ctrl_elr[new_leader]))
+            changed = self.ite(unclean, changed.replace(ctrl_elr=self.none()), changed)
         if self.shrink_keeps_epoch:
             changed = self.ite(same_leader, self._isr_change(s, isr), changed)
         return self.ite(unchanged, s, changed).replace(ctrl_live=live)
@@ -117,9 +120,8 @@ class SymController(SymBroker):
             z3.Not(self.some(s.ctrl_elr)),
         )
         if cfg.unclean_election:
-            out = self.ite(
-                offline, self._new_epoch(s, self.num(i), self.only(i)).replace(ctrl_live=live), out
-            )
+            unclean = self._new_epoch(s, self.num(i), self.only(i))
+            out = self.ite(offline, unclean.replace(ctrl_live=live, ctrl_elr=self.none()), out)
         known = self._last_known_leader(s)
         for j in self.ids:
             out = self.ite(
