@@ -2,7 +2,8 @@
 LeaderAndIsr requests it sends (ref § Actors, Controller).
 
 The controller's view is ZooKeeper's partition state: leader, leader epoch, ISR
-(``State.ctrl_*``).  Every controller write starts a new leader epoch and a new
+(``State.ctrl_*``).  Every controller write starts a new leader epoch (but a KRaft
+3.6+ ISR removal that keeps the leader: ``_isr_change``) and a new
 zkVersion; a leader's own ISR writes change the zkVersion too
 (``State.ctrl_isr_written``).  A broker applies the requests one controller sent
 it in order; a broker the controller saw restart, and every broker after a
@@ -26,9 +27,10 @@ from replcheck.model.kafka.state import (
 def shrink_keeps_epoch(config: Config) -> bool:
     """KRaft from metadata.version 3.6-IV0 (KAFKA-15021): a partition change that
     removes ISR members but keeps the leader bumps only the partition epoch
-    (PartitionChangeBuilder.triggerLeaderEpochBumpForIsrShrinkIfNeeded returns at
-    once; PartitionRegistration.merge bumps the leader epoch only with a leader in
-    the record).  ``handleBrokerFenced`` removes a fenced follower that way."""
+    (PartitionChangeBuilder.triggerLeaderEpochBumpIfNeeded in 3.6/3.7,
+    triggerLeaderEpochBumpForIsrShrinkIfNeeded from 3.8, returns at once;
+    PartitionRegistration.merge bumps the leader epoch only with a leader in the
+    record).  ``handleBrokerFenced`` removes a fenced follower that way."""
     return config.kraft and not config.rules().kraft_shrink_bumps_epoch
 
 
@@ -190,7 +192,8 @@ class ControllerRules:
         # KIP-966: with ISR and ELR both empty (fenced ELR members count), the last known
         # leader is elected as an unclean recovery once it is registered, even without
         # unclean.leader.election.enable, and before any unclean election
-        # (PartitionChangeBuilder.electAnyLeader -> canElectLastKnownLeader, 4.0/4.1).
+        # (PartitionChangeBuilder.electAnyLeader -> canElectLastKnownLeader, 4.1; 4.0 also
+        # elects a fenced one, KAFKA-19522, not modelled).
         # Any broker's registration runs the election (handleBrokerUnfenced over the
         # leaderless partitions; an ELR member's unclean one empties the ELR first), so
         # a last known leader that registered while the ELR was not empty is elected now.
