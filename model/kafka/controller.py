@@ -34,6 +34,22 @@ def shrink_keeps_epoch(config: Config) -> bool:
     return config.kraft and not config.rules().kraft_shrink_bumps_epoch
 
 
+def _stale_versions(s: State) -> tuple:
+    """The replicas once the partition state has a new version: no cached one is current."""
+    replicas = s.replicas
+    if any(r.zk_current for r in replicas):
+        replicas = tuple(r.replace(zk_current=0) if r.zk_current else r for r in replicas)
+    return replicas
+
+
+def _stale_requests(s: State) -> tuple:
+    """The queued ISR requests once the partition state has a new version: each one's
+    version is stale (INVALID_UPDATE_VERSION when the controller gets to it)."""
+    return tuple(
+        req[:ALTER_VERSION_OK] + (0,) + req[ALTER_VERSION_OK + 1 :] for req in s.alter_requests
+    )
+
+
 class ControllerRules:
     """Mixed into KafkaReplication: the controller's actions and its requests."""
 
@@ -106,18 +122,12 @@ class ControllerRules:
         stale (INVALID_UPDATE_VERSION), as after an accepted AlterPartition.  The
         leader adopts it with ``apply_isr``; with ELR, a member leaving below
         min.insync.replicas joins the ELR (maybePopulateTargetElr)."""
-        replicas = s.replicas
-        if any(r.zk_current for r in replicas):
-            replicas = tuple(r.replace(zk_current=0) if r.zk_current else r for r in replicas)
-        requests = tuple(
-            req[:ALTER_VERSION_OK] + (0,) + req[ALTER_VERSION_OK + 1 :] for req in s.alter_requests
-        )
         return s.replace(
             ctrl_isr=isr,
             ctrl_elr=self._elr_after(s, isr),
             ctrl_isr_written=1,
-            alter_requests=requests,
-            replicas=replicas,
+            alter_requests=_stale_requests(s),
+            replicas=_stale_versions(s),
         )
 
     def _do_apply_isr(self, s: State, i: int) -> State:
@@ -240,14 +250,11 @@ class ControllerRules:
             return s
         if self.config.kraft and b.kraft_shrink_bumps_epoch and s.ctrl_isr & ~isr:
             return self._new_epoch(s, s.ctrl_leader, isr)
-        requests = tuple(
-            req[:ALTER_VERSION_OK] + (0,) + req[ALTER_VERSION_OK + 1 :] for req in s.alter_requests
-        )
         s = s.replace(
             ctrl_isr=isr,
             ctrl_elr=self._elr_after(s, isr),
             ctrl_isr_written=1,
-            alter_requests=requests,
+            alter_requests=_stale_requests(s),
         )
         if not waiting:
             return s
@@ -264,9 +271,6 @@ class ControllerRules:
     def _new_epoch(self, s: State, leader: int, isr: int) -> State:
         """The controller writes a new LeaderAndIsr: the next leader epoch and a new
         zkVersion, which makes every broker's cached version stale."""
-        replicas = s.replicas
-        if any(r.zk_current for r in replicas):
-            replicas = tuple(r.replace(zk_current=0) if r.zk_current else r for r in replicas)
         return s.replace(
             ctrl_leader=leader,
             ctrl_epoch=s.ctrl_epoch + 1,
@@ -274,7 +278,7 @@ class ControllerRules:
             ctrl_elr=self._elr_after(s, isr),
             ctrl_isr_written=0,
             ctrl_history=s.ctrl_history + ((leader, isr),),
-            replicas=replicas,
+            replicas=_stale_versions(s),
         )
 
     def _elr_after(self, s: State, isr: int) -> int:

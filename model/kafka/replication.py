@@ -16,7 +16,7 @@ from a stale leader).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from replcheck.model.interface import Action
 from replcheck.model.kafka.broker import BrokerRules, bits
@@ -102,17 +102,14 @@ ACTION_DOCS: dict[str, str] = {
 # so its random stream, and every seed quoted in the docs, stays what it was.
 OPTION_ACTIONS: dict[str, str] = {"shutdown": "clean_shutdown", "replace_disk": "disk_loss"}
 
-# Actions only some releases have, for the same reason: each with what it needs, as a
-# trace error names it.
-RELEASE_ACTIONS: dict[str, str] = {
-    "apply_isr": "KRaft with metadata.version 3.6-IV0 or later",
-}
+# Actions only some releases have, for the same reason: what each needs (as a trace
+# error names it) and the test of a configuration for it.
+RELEASE_ACTIONS: dict[str, str] = {"apply_isr": "KRaft with metadata.version 3.6-IV0 or later"}
+_RELEASE_TESTS: dict[str, Callable[[Config], bool]] = {"apply_isr": shrink_keeps_epoch}
 
 
 def _release_has(config: Config, name: str) -> bool:
-    if name == "apply_isr":
-        return shrink_keeps_epoch(config)
-    return True
+    return name not in _RELEASE_TESTS or _RELEASE_TESTS[name](config)
 
 
 def config_action_params(config: Config) -> dict[str, tuple[str, ...]]:

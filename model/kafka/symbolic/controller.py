@@ -86,9 +86,17 @@ class SymController(SymBroker):
             ctrl_isr=isr,
             ctrl_elr=self._elr_after(s, isr),
             ctrl_isr_written=self.a.true,
-            alt_ok=tuple(self.a.false for _ in s.alt_ok),
-            replicas=tuple(r.replace(zk_current=self.a.false) for r in s.replicas),
+            alt_ok=self._stale_requests(s),
+            replicas=self._stale_versions(s),
         )
+
+    def _stale_versions(self, s: SymState) -> tuple:
+        """Mirrors controller._stale_versions."""
+        return tuple(r.replace(zk_current=self.a.false) for r in s.replicas)
+
+    def _stale_requests(self, s: SymState) -> tuple:
+        """Mirrors controller._stale_requests: every queued request's version_ok."""
+        return tuple(self.a.false for _ in s.alt_ok)
 
     def _do_apply_isr(self, s: SymState, i: int) -> SymState:
         """Mirrors ControllerRules._do_apply_isr."""
@@ -205,7 +213,7 @@ class SymController(SymBroker):
             ctrl_isr=isr,
             ctrl_elr=self._elr_after(s, isr),
             ctrl_isr_written=self.a.true,
-            alt_ok=tuple(self.a.false for _ in s.alt_ok),
+            alt_ok=self._stale_requests(s),
         )
         adopted, acked = self._advance_leader_hw(
             lead.replace(isr=isr, pending_isr=none, zk_current=self.a.true), sender, accepted.acked
@@ -226,7 +234,6 @@ class SymController(SymBroker):
         """Mirrors ControllerRules._new_epoch.  Past the last history slot the entry is
         lost and ``ctrl_epoch`` leaves the domain (Layout.overflow)."""
         at = s.ctrl_epoch  # slot of the new epoch ctrl_epoch + 1
-        replicas = tuple(r.replace(zk_current=self.a.false) for r in s.replicas)
         return s.replace(
             ctrl_leader=leader,
             ctrl_epoch=s.ctrl_epoch + 1,
@@ -235,7 +242,7 @@ class SymController(SymBroker):
             ctrl_isr_written=self.a.false,
             hist_leader=tuple(self.ite(at == e, leader, x) for e, x in enumerate(s.hist_leader)),
             hist_isr=tuple(self.ite(at == e, isr, x) for e, x in enumerate(s.hist_isr)),
-            replicas=replicas,
+            replicas=self._stale_versions(s),
         )
 
     def _elr_after(self, s: SymState, isr: tuple) -> tuple:
