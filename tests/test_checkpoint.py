@@ -103,6 +103,8 @@ def test_resume_takes_this_runs_workers_and_memory(tmp_path, uninterrupted):
     code, out, err = cli("check", "--resume", str(folder), "--workers", "2", "--memory", "1G")
     assert code == 1 and "Traceback" not in err, err  # the hw mode's violations
     assert f"explored {uninterrupted['hw'][1]:,} distinct states" in out, out
+    # Said before the states are read back: where the stopped search stood.
+    assert err.startswith(f"resuming {folder}: 1,000 distinct states, "), err
 
 
 def cli(*argv: str) -> tuple[int, str, str]:

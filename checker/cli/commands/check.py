@@ -130,6 +130,23 @@ def resume_conflicts(args: argparse.Namespace) -> list[str]:
     return given_model_flags(args) + [flag for flag, value in chosen if value is not None]
 
 
+def resume_note(folder: str, engine: str) -> str:
+    """Where a resumed search stands, said before its states are read back (a large
+    checkpoint takes a minute or more to load, and the search is silent meanwhile)."""
+    if engine == "spark":
+        from replcheck.checker.spark_bfs import read_meta
+
+        doc = read_meta(folder)
+        distinct, depth, complete = doc["distinct"], doc["depth"], True
+    else:
+        from replcheck.checker.checkpoint import load
+
+        saved = load(folder)
+        distinct, depth, complete = saved.distinct, saved.depth, not saved.in_level
+    where = f"levels to depth {depth} complete" if complete else f"in level {depth}"
+    return f"resuming {folder}: {distinct:,} distinct states, {where}; reading them back"
+
+
 def symmetry_note(config: AnyConfig, symmetry: bool) -> str:
     if isinstance(config, Config):
         return f"symmetry {'on' if symmetry else 'off'}"
@@ -185,6 +202,8 @@ def run(args: argparse.Namespace) -> int:
     config = None if args.resume else model_config_from_args(args)  # resumed: the checkpoint's
     if args.trace_out:
         check_writable(args.trace_out, "--trace-out")
+    if args.resume and not args.quiet:
+        print(resume_note(args.resume, args.engine), file=sys.stderr, flush=True)
     result = search(config, args)
     config = result.config
     invariants = select(list(result.invariants), registry(config))
