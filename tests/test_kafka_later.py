@@ -263,3 +263,30 @@ def test_an_unclean_election_empties_the_elr():
     _model, states = run("4.1.0", steps, **bounds)
     assert states[-3].ctrl_elr == 0b010
     assert (states[-1].ctrl_leader, states[-1].ctrl_isr, states[-1].ctrl_elr) == (2, 0b100, 0)
+
+
+def test_an_elr_members_unclean_registration_is_a_new_partition_epoch():
+    """handleBrokerUncleanShutdown (4.0/4.1) writes a partition change record while r0
+    leads: its cached partition epoch and its queued AlterPartition are stale after it."""
+    steps = [
+        "shrink_isr(leader=r0, follower=r2)",
+        "alter_isr(leader=r0)",  # ISR {r0, r1}: at min ISR, the ELR is empty
+        "crash(replica=r1, keep=0)",
+        "notice_crash(replica=r1, new_leader=r0)",  # ISR {r0} below min ISR: ELR {r1}
+        "apply_isr(leader=r0)",
+        "fetch_request(follower=r2, leader=r0)",  # caught up: r0 proposes ISR {r0, r2}
+        "restart(replica=r1)",
+    ]
+    bounds = dict(replicas=3, records=0, crashes=1, min_insync_replicas=2)
+    _model, states = run("4.1.0", steps, **bounds)
+    before = states[-1]
+    assert before.ctrl_elr == 0b010 and before.replicas[0].zk_current == 1
+    assert before.replicas[0].pending_isr == 0b101 and before.alter_requests
+    registered = [*steps, "notice_restart(replica=r1)"]
+    model, states = run("4.1.0", registered, **bounds)
+    after = states[-1]
+    assert (after.ctrl_leader, after.ctrl_isr, after.ctrl_elr) == (0, 0b001, 0)
+    assert (after.ctrl_isr_written, after.replicas[0].zk_current) == (1, 0)
+    assert any(a.name == "apply_isr" for a in model.actions(after))
+    _model, states = run("4.1.0", [*registered, "alter_isr(leader=r0)"], **bounds)
+    assert states[-1].ctrl_isr == 0b001  # INVALID_UPDATE_VERSION: the expansion is refused

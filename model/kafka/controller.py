@@ -173,6 +173,12 @@ class ControllerRules:
             # ReplicationControlManager.handleBrokerUncleanShutdown, 4.0/4.1 with ELR);
             # lastKnownElr stays as it is.  After a clean shutdown it stays in the ELR.
             s = s.replace(ctrl_elr=s.ctrl_elr & ~(1 << i))
+            if s.ctrl_leader != NO_LEADER:
+                # With a leader (min.insync.replicas 2 or more), that is a partition
+                # change record: a new partition epoch (PartitionRegistration.merge), so
+                # the leader's cached one and its queued AlterPartition are stale; it
+                # applies the change in its leader epoch (ELR implies KRaft 4.0+).
+                s = self._isr_change(s, s.ctrl_isr)
         if s.alter_requests:  # a new registration, a new broker epoch (KIP-903)
             s = s.replace(
                 alter_requests=tuple(

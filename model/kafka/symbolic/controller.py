@@ -111,7 +111,14 @@ class SymController(SymBroker):
         cfg = self.config
         live = self.m_with(s.ctrl_live, i)
         s = s.with_replica(i, s.replicas[i].replace(epoch=self.num(0)))
+        was_eligible = s.ctrl_elr[i]
         s = s.replace(ctrl_elr=self.m_without(s.ctrl_elr, i))
+        if cfg.elr:
+            s = self.ite(
+                z3.And(was_eligible, s.ctrl_leader != NO_LEADER),
+                self._isr_change(s, s.ctrl_isr),
+                s,
+            )
         s = s.replace(
             alt_restarted=tuple(
                 tuple(z3.Or(bit, isr[k]) if k == i else bit for k, bit in enumerate(restarted))
