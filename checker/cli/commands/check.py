@@ -132,17 +132,20 @@ def resume_conflicts(args: argparse.Namespace) -> list[str]:
 
 def resume_note(folder: str, engine: str) -> str:
     """Where a resumed search stands, said before its states are read back (a large
-    checkpoint takes a minute or more to load, and the search is silent meanwhile)."""
+    checkpoint takes a minute or more to load, and the search is silent meanwhile).  A
+    checkpoint that cannot be resumed is refused here, with the search's one-line error."""
+    from replcheck.checker.checkpoint import check_model_digest, load
+
     if engine == "spark":
         from replcheck.checker.spark_bfs import read_meta
 
         doc = read_meta(folder)
-        distinct, depth, complete = doc["distinct"], doc["depth"], True
+        identity, distinct, depth, complete = doc["identity"], doc["distinct"], doc["depth"], True
     else:
-        from replcheck.checker.checkpoint import load
-
         saved = load(folder)
-        distinct, depth, complete = saved.distinct, saved.depth, not saved.in_level
+        identity, distinct, depth = saved.identity, saved.distinct, saved.depth
+        complete = not saved.in_level
+    check_model_digest(identity, f"resume {folder}")
     where = f"levels to depth {depth} complete" if complete else f"in level {depth}"
     return f"resuming {folder}: {distinct:,} distinct states, {where}; reading them back"
 
