@@ -154,6 +154,12 @@ def load(folder: str | os.PathLike, what: str = "--resume") -> Saved:
     if not base.is_dir():
         raise InputError(f"{what} {folder}: no such folder")
     if not meta.is_file():
+        from replcheck.checker.spark_bfs import META as SPARK_META  # (imports this module)
+
+        if (base / SPARK_META).is_file():
+            raise InputError(
+                f"{what} {folder}: a Spark BFS checkpoint; resume it with --engine spark"
+            )
         raise InputError(f"{what} {folder}: no checkpoint there ({META} is missing)")
     try:
         doc = json.loads(meta.read_text())

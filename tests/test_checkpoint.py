@@ -154,12 +154,18 @@ def test_ctrl_c_leaves_a_checkpoint_that_resumes_to_the_same_verdict(tmp_path, s
         # --no-kraft is a model flag too; --workers, this run's, is not named.
         (["--resume", "{tmp}/ck", "--no-kraft", "--workers", "2"], "checkpoint's; drop --kraft\n"),
         (["--resume", "{tmp}/bad"], "--resume {tmp}/bad/checkpoint.json: not a checkpoint"),
+        (
+            ["--resume", "{tmp}/sk"],
+            "{tmp}/sk: a Spark BFS checkpoint; resume it with --engine spark",
+        ),
     ],
 )
 def test_bad_checkpoint_options_exit_2_with_one_line(tmp_path, argv, message):
     (tmp_path / "file").write_text("")
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "checkpoint.json").write_text("{")
+    (tmp_path / "sk").mkdir()
+    (tmp_path / "sk" / "spark-bfs.json").write_text("{}")
     replcheck.check(workers=1, max_states=500, checkpoint=tmp_path / "ck", **HW)
     code, out, err = cli("check", *(a.format(tmp=tmp_path) for a in argv))
     assert code == 2 and out == "", err
@@ -191,4 +197,18 @@ def test_a_checkpoint_of_other_model_code_is_refused(tmp_path, digest, said):
         f"replcheck: error: resume {folder}: the checkpoint was written by {said} of the "
         "model's rules or invariants; continuing it would mix two state spaces: start the "
         "search again"
+    )
+
+
+def test_the_resume_command_suggested_names_the_spark_engine_for_its_folders():
+    from types import SimpleNamespace
+
+    from replcheck.checker.cli.commands.check import resume_command
+
+    result = SimpleNamespace(checkpoint="/data/ck")
+    assert resume_command(SimpleNamespace(engine="local"), result) == (
+        "replcheck check --resume /data/ck"
+    )
+    assert resume_command(SimpleNamespace(engine="spark"), result) == (
+        "replcheck check --engine spark --resume /data/ck"
     )

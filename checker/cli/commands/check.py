@@ -150,6 +150,13 @@ def resume_note(folder: str, engine: str) -> str:
     return f"resuming {folder}: {distinct:,} distinct states, {where}; reading them back"
 
 
+def resume_command(args: argparse.Namespace, result: CheckResult) -> str:
+    """The command that goes on from the checkpoint the search left (a Spark search's
+    folder is resumed by the Spark engine only)."""
+    spark = " --engine spark" if args.engine == "spark" else ""
+    return f"replcheck check{spark} --resume {result.checkpoint}"
+
+
 def symmetry_note(config: AnyConfig, symmetry: bool) -> str:
     if isinstance(config, Config):
         return f"symmetry {'on' if symmetry else 'off'}"
@@ -239,11 +246,7 @@ def run(args: argparse.Namespace) -> int:
             f"({format_bytes(result.disk_bytes)} at most)"
         )
     if result.checkpoint:
-        resume = (
-            ""
-            if result.exhaustive
-            else f"; go on with: replcheck check --resume {result.checkpoint}"
-        )
+        resume = "" if result.exhaustive else f"; go on with: {resume_command(args, result)}"
         print(f"checkpoint: {result.checkpoint}{resume}")
     print()
     rows = [inv.id for inv in invariants]
