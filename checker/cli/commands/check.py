@@ -97,7 +97,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="go on from the checkpoint in DIR, with the model, invariants and symmetry it "
         "was started with (the limits, --workers and --memory are this run's); the same "
-        "counts and counterexample lengths as a run never stopped",
+        "counts and counterexample lengths as a run never stopped (a Spark search's "
+        "folder: with --engine spark)",
     )
 
 
