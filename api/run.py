@@ -19,7 +19,7 @@ from typing import Any
 
 from replcheck.checker.bfs import Progress, Step, Violation, safety_memory_limit
 from replcheck.checker.checkpoint import DEFAULT_EVERY as DEFAULT_CHECKPOINT_EVERY
-from replcheck.checker.checkpoint import CheckpointWriter, check_model_digest, model_digest
+from replcheck.checker.checkpoint import CheckpointWriter, Saved, check_model_digest, model_digest
 from replcheck.checker.checkpoint import load as load_checkpoint
 from replcheck.checker.parallel_bfs import parallel_bfs
 from replcheck.invariants import registry
@@ -99,19 +99,14 @@ def check(
         raise InputError(f"engine: expected one of {', '.join(ENGINES)} (got {engine!r})")
     saved = None
     if resume is not None:
-        if engine == "spark":
-            from replcheck.checker.spark_bfs import read_meta
-
-            saved = SparkSaved(read_meta(resume)["identity"])
-        else:
-            saved = load_checkpoint(resume)
+        point = resume_point(resume, engine)
+        saved = point.saved
         if config is not None or model_options or invariants is not None or symmetry is not None:
             raise InputError(
                 "resume: the model, invariants and symmetry are the checkpoint's; give no "
                 "other model options or invariants"
             )
-        identity = saved.identity
-        check_model_digest(identity, f"resume {resume}")
+        identity = point.identity
         try:
             config, invariants, symmetry = (
                 identity["config"],
@@ -167,10 +162,29 @@ ENGINES = ("local", "spark")
 
 
 @dataclass
-class SparkSaved:
-    """What ``resume`` needs of a Spark search's folder before the search starts."""
+class ResumePoint:
+    """Where a stopped search stands, read from its checkpoint folder without its states."""
 
-    identity: dict[str, Any]
+    identity: dict[str, Any]  # its model, invariants, symmetry and model digest
+    distinct: int
+    depth: int
+    complete: bool  # every level to ``depth`` expanded (else ``depth`` is under way)
+    saved: Saved | None  # what the local engines resume from; None for a Spark search's
+
+
+def resume_point(folder: str | os.PathLike, engine: str = "local") -> ResumePoint:
+    """The checkpoint in ``folder``, for ``engine``; an :class:`InputError` if this code
+    cannot resume it (none there, or one written by other model code)."""
+    if engine == "spark":
+        from replcheck.checker.spark_bfs import read_meta
+
+        doc = read_meta(folder)
+        point = ResumePoint(doc["identity"], doc["distinct"], doc["depth"], True, None)
+    else:
+        saved = load_checkpoint(folder)
+        point = ResumePoint(saved.identity, saved.distinct, saved.depth, not saved.in_level, saved)
+    check_model_digest(point.identity, f"resume {folder}")
+    return point
 
 
 def _check_on_spark(

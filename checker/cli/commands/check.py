@@ -34,6 +34,7 @@ from replcheck.invariants import registry, select
 from replcheck.model.kafka.config import Config
 from replcheck.model.registry import AnyConfig
 from replcheck.results import CheckResult
+from replcheck.run import resume_point
 from replcheck.traces.itf import trace_to_itf, write_itf
 from replcheck.traces.text import format_plain_trace, format_trace
 
@@ -135,20 +136,10 @@ def resume_note(folder: str, engine: str) -> str:
     """Where a resumed search stands, said before its states are read back (a large
     checkpoint takes a minute or more to load, and the search is silent meanwhile).  A
     checkpoint that cannot be resumed is refused here, with the search's one-line error."""
-    from replcheck.checker.checkpoint import check_model_digest, load
-
-    if engine == "spark":
-        from replcheck.checker.spark_bfs import read_meta
-
-        doc = read_meta(folder)
-        identity, distinct, depth, complete = doc["identity"], doc["distinct"], doc["depth"], True
-    else:
-        saved = load(folder)
-        identity, distinct, depth = saved.identity, saved.distinct, saved.depth
-        complete = not saved.in_level
-    check_model_digest(identity, f"resume {folder}")
-    where = f"levels to depth {depth} complete" if complete else f"in level {depth}"
-    return f"resuming {folder}: {distinct:,} distinct states, {where}; reading them back"
+    point = resume_point(folder, engine)
+    depth = point.depth
+    where = f"levels to depth {depth} complete" if point.complete else f"in level {depth}"
+    return f"resuming {folder}: {point.distinct:,} distinct states, {where}; reading them back"
 
 
 def resume_command(args: argparse.Namespace, result: CheckResult) -> str:
