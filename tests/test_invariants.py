@@ -40,6 +40,7 @@ def replica(
         zk_current=0,
         epoch_start=epoch_start if leading else -1,
         clean_shutdown=0,
+        record_owed=0,
         inflight=(),
         remote_leo=(-1, -1) if leading else (),
         isr=0b11 if leading else 0,

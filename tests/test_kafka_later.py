@@ -204,7 +204,7 @@ def test_before_metadata_version_3_6_the_removal_is_a_new_leader_epoch(release, 
     bounds = dict(records=1, epochs=2, kraft=True, **extra)
     model, states = run(release, FENCE_FOLLOWER, **bounds)
     assert (states[-1].ctrl_epoch, states[-1].ctrl_isr) == (2, 0b01)
-    assert "apply_isr" not in model.action_kinds()
+    assert not any(a.name == "apply_isr" for a in model.actions(states[-1]))
     model, states = run(release, FENCE_FOLLOWER[:2], **{**bounds, "epochs": 1})
     assert not any(a.name == "notice_crash" for a in model.actions(states[-1]))
 
@@ -290,3 +290,58 @@ def test_an_elr_members_unclean_registration_is_a_new_partition_epoch():
     assert any(a.name == "apply_isr" for a in model.actions(after))
     _model, states = run("4.1.0", [*registered, "alter_isr(leader=r0)"], **bounds)
     assert states[-1].ctrl_isr == 0b001  # INVALID_UPDATE_VERSION: the expansion is refused
+
+
+# r0 shrinks the ISR to itself and adopts the change from the AlterPartition response;
+# r1 then catches up and r0 proposes it back.
+REPLAYED = [
+    "shrink_isr(leader=r0, follower=r1)",
+    "alter_isr(leader=r0)",
+    "fetch_request(follower=r1, leader=r0)",
+]
+
+
+def test_the_leader_replays_its_adopted_change_and_drops_its_proposal():
+    """KAFKA-13790's rule (3.3 to 4.1): Partition.makeLeader skips only a strictly older
+    partition epoch, so the record of the change the leader adopted from the response
+    commits its ISR again and drops the expansion it proposed since (finding F3)."""
+    model, states = run("4.1.0", REPLAYED, records=1)
+    lead = states[-1].replicas[0]
+    assert (lead.isr, lead.pending_isr, lead.record_owed, lead.zk_current) == (0b01, 0b11, 1, 1)
+    assert any(a.name == "reapply_isr" for a in model.actions(states[-1]))
+    steps = [*REPLAYED, "reapply_isr(leader=r0)", "alter_isr(leader=r0)", "write(leader=r0)"]
+    model, states = run("4.1.0", steps, records=1)
+    accepted, wrote = states[-2], states[-1]
+    assert accepted.ctrl_isr == 0b11  # the queued request's partition epoch is current
+    lead = accepted.replicas[0]  # it ignores the response: no longer waiting
+    assert (lead.isr, lead.pending_isr, lead.zk_current, lead.record_owed) == (0b01, 0, 0, 0)
+    assert wrote.replicas[0].hw == 1 and wrote.acked == 0b10  # committed over ISR {r0}
+    assert wrote.committed == wrote.replicas[0].log and not wrote.replicas[1].log
+    model, states = run("4.1.0", [*steps, "apply_isr(leader=r0)"], records=1)
+    lead = states[-1].replicas[0]  # the expansion's own record, a newer partition epoch
+    assert (lead.isr, lead.zk_current) == (0b11, 1)
+
+
+def test_a_response_adopted_first_makes_the_older_record_a_no_op():
+    """makeLeader skips the older record once the leader holds the newer epoch."""
+    steps = [*REPLAYED, "alter_isr(leader=r0)"]
+    model, states = run("4.1.0", steps, records=1)
+    lead = states[-1].replicas[0]
+    assert (lead.isr, lead.pending_isr, lead.record_owed) == (0b11, 0, 1)
+    assert not any(a.name == "reapply_isr" for a in model.actions(states[-1]))
+
+
+@pytest.mark.parametrize(("release", "extra"), [("3.6.0", {}), ("2.7.0", {})])
+def test_zookeeper_leaders_owe_no_record(release, extra):
+    """A ZooKeeper controller sends no LeaderAndIsr for an AlterIsr it accepted."""
+    model, states = run(release, REPLAYED, records=1, **extra)
+    assert states[-1].replicas[0].record_owed == 0
+    assert "reapply_isr" not in model.action_kinds()
+
+
+def test_before_3_6_the_replay_needs_an_adopted_expansion():
+    """A KRaft shrink bumps the leader epoch before KAFKA-15021: the leader takes it from
+    the new epoch's record, owes none, and so cannot replay it."""
+    model, states = run("3.5.0", REPLAYED[:2], records=1, kraft=True)
+    assert states[-1].ctrl_epoch == 2 and states[-1].replicas[0].record_owed == 0
+    assert "reapply_isr" in model.action_kinds()

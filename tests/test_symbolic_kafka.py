@@ -16,6 +16,7 @@ another, built once over the template variables; a state is then one
 from __future__ import annotations
 
 import random
+from collections import Counter
 from dataclasses import dataclass, field
 
 import pytest
@@ -90,6 +91,7 @@ class Differential:
         self.checks = Packed(sm, checks)
         self.effects = {a: Packed(sm, list(leaves(sm.effect_term(a)))) for a in self.instances}
         self.counts = {"states": 0, "instances": 0, "enabled": 0}
+        self.enabled_in = Counter()  # action name: how many checked states enable it
 
     def check(self, state: State) -> list[Action]:
         """Assert that both models agree on ``state``; its enabled actions."""
@@ -123,6 +125,7 @@ class Differential:
         self.counts["states"] += 1
         self.counts["instances"] += k
         self.counts["enabled"] += len(enabled)
+        self.enabled_in.update({a.name for a in enabled})
         return enabled
 
     def walks(self, rng: random.Random, walks: int, steps: int) -> None:
@@ -173,6 +176,7 @@ CONFIGS: list[dict] = [
     dict(mode="2.8.0", lossy_crash=True),
     dict(mode="2.8.0", atomic=True, unclean_election=True),
     dict(mode="3.3.0", kraft=True, replicas=3),
+    dict(mode="3.3.0", kraft=True, records=3, epochs=4),  # record replays (reapply_isr)
     dict(mode="3.4.0", kraft=True, lossy_crash=True),
     dict(mode="3.4.0", atomic=True),
     dict(mode="3.5.0", kraft=True, broken_rule="isr-join-by-fetch", records=1),
@@ -182,6 +186,7 @@ CONFIGS: list[dict] = [
     dict(mode="4.1.0", replicas=3, min_insync_replicas=2, lossy_crash=True),
     dict(mode="4.1.0", atomic=True, min_insync_replicas=2),
     dict(mode="4.1.0", replicas=3, min_insync_replicas=2, unclean_election=True, crashes=2),
+    dict(mode="4.1.0", records=3, crashes=0),  # record replays (reapply_isr)
 ]
 
 
@@ -234,6 +239,45 @@ def test_symbolic_model_agrees_on_every_state_of_a_kraft_3_6_fence():
     """KRaft 3.6+ ISR removals keep the leader epoch (apply_isr): every reachable state."""
     diff = Differential(make_config(dict(mode="4.1.0", records=1, epochs=2)))
     assert diff.every_state() > 5000
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        dict(mode="4.1.0", records=1, epochs=1),
+        dict(mode="3.4.0", kraft=True, records=1, epochs=1),  # the adopted change grew the ISR
+    ],
+    ids=_id,
+)
+def test_symbolic_model_agrees_on_every_state_of_a_kraft_record_replay(values):
+    """KRaft (KAFKA-13790): a leader replays the record of the change it adopted from
+    the AlterPartition response and drops the change it proposed since (reapply_isr),
+    which the controller may still accept: every reachable state."""
+    diff = Differential(make_config(values))
+    assert diff.every_state() > 2000
+    assert diff.enabled_in["reapply_isr"] > 0
+
+
+def test_symbolic_model_follows_a_record_replay():
+    """The shortest replay in 4.1.0: the leader adopts a shrink, proposes to take the
+    follower back, replays the shrink's record and drops the proposal, which stays
+    queued; the controller accepts it and the leader, no longer waiting, applies it."""
+    diff = Differential(make_config(dict(mode="4.1.0")))
+    state = diff.explicit.init_states()[0]
+    steps = [
+        Action("shrink_isr", (0, 1)),
+        Action("alter_isr", (0,)),
+        Action("fetch_request", (1, 0)),
+        Action("reapply_isr", (0,)),
+        Action("alter_isr", (0,)),
+        Action("apply_isr", (0,)),
+    ]
+    for action in steps:
+        assert action in diff.check(state), action
+        state = diff.explicit.next_state(state, action)
+    diff.check(state)
+    lead = state.replicas[0]
+    assert (lead.isr, state.ctrl_isr, lead.record_owed, state.alter_requests) == (3, 3, 0, ())
 
 
 def test_symbolic_model_agrees_on_every_state_of_an_elr_recovery():

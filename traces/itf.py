@@ -385,7 +385,7 @@ def make_action(
         if name in RELEASE_ACTIONS:
             raise TraceError(
                 f"{where}: action {name!r} exists only in {RELEASE_ACTIONS[name]}, "
-                "not in this configuration's release"
+                "not in this configuration"
             )
         known = ", ".join(params)
         raise TraceError(f"{where}: unknown action {clip(name)} (known: {known})")

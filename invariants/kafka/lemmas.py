@@ -51,9 +51,26 @@ def _epoch_truncation(model: KafkaSymbolic) -> bool:
     where the lemmas about replicated prefixes hold.  Before KIP-101 a follower
     truncates to a HW that may lag the leader's and loses committed records
     (KAFKA-1211); in 2.8.0-2.8.1 a diverging fetch truncates a follower below the HW it
-    checkpointed and the leader counts it caught up (KAFKA-13141, catalogue B2)."""
+    checkpointed and the leader counts it caught up (KAFKA-13141, catalogue B2).  Not
+    where a replayed metadata record drops a growth of the ISR (_replay_drops_growth)."""
     b = model.behaviour
-    return b.truncation != TRUNCATE_TO_HW and not b.diverged_fetch_moves_leader
+    return (
+        b.truncation != TRUNCATE_TO_HW
+        and not b.diverged_fetch_moves_leader
+        and not _replay_drops_growth(model)
+    )
+
+
+def _replay_drops_growth(model: KafkaSymbolic) -> bool:
+    """KRaft (3.3.0 to 4.1.0, KAFKA-13790): a leader that replays the metadata record of
+    a change it adopted from the AlterPartition response drops the change it proposed
+    since (ControllerRules._do_reapply_isr), which the controller may still accept.  A
+    member the leader stopped counting then joins the controller's ISR without the
+    records the leader's HW passed since, and committed records can be lost.  Before
+    3.6 a KRaft shrink bumps the epoch, so the adopted change added a member and, on two
+    replicas, the one dropped is a shrink: harmless."""
+    cfg = model.config
+    return cfg.kraft and (model.shrink_keeps_epoch or cfg.replicas > 2)
 
 
 def _none(mask: tuple) -> z3.BoolRef:
@@ -181,6 +198,7 @@ def crashed_replica_blank(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
             _none(r.pending),
             _none(r.pending_isr),
             z3.Not(r.zk_current),
+            z3.Not(r.record_owed),
             r.epoch_start == -1,
             r.truncation == TRUNCATED,
         )
@@ -214,6 +232,7 @@ def role_fields(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
             _none(r.pending),
             _none(r.pending_isr),
             z3.Not(r.zk_current),
+            z3.Not(r.record_owed),
             r.epoch_start == -1,
         )
         facts.append(z3.Implies(z3.And(r.alive, r.leader == i), leads))
@@ -424,6 +443,8 @@ def leader_hw_in_its_isr(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
 
 
 def current_leader_isr(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    if _replay_drops_growth(model):
+        return model.a.true
     facts = []
     for j, lead in enumerate(s.replicas):
         current = z3.And(_leads(lead, j), lead.epoch == s.ctrl_epoch)
@@ -477,7 +498,8 @@ def fetch_response_from_leader(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
 
 
 def checkpoint_within_log(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
-    if model.behaviour.diverged_fetch_moves_leader:  # KAFKA-13141: see _epoch_truncation
+    # KAFKA-13141, KAFKA-13790: see _epoch_truncation
+    if model.behaviour.diverged_fetch_moves_leader or _replay_drops_growth(model):
         return model.a.true
     return z3.And(*[r.hw_checkpoint <= r.log_len for r in s.replicas])
 
@@ -728,7 +750,7 @@ def follower_log_in_leader(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
 
 
 def later_isr_within_view(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
-    if not _isr_fixed(model):
+    if not _isr_fixed(model) or _replay_drops_growth(model):
         return model.a.true
     facts = []
     E = len(s.hist_leader)
@@ -813,6 +835,8 @@ def exposed_below_current_hw(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
 def isr_joined_by_fetch(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
     if not _isr_fixed(model):
         return model.a.true
+    if model.config.kraft and not model.behaviour.isr_broker_epochs:
+        return model.a.true  # KIP-903: a request from before a restart adds the member
     facts = []
     last_isr = model.read(s.hist_isr, s.ctrl_epoch - 1, model.none())
     for m, r in enumerate(s.replicas):
@@ -929,9 +953,9 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
     SymbolicLemma(
         "crashed-replica-blank",
         "A crashed broker holds nothing in memory: no leader, HW 0, nothing in flight, no "
-        "ISR or followers' offsets (broker.crashed; restart sets only alive and the HW); a "
-        "restarted one not yet told its role has its checkpointed HW (or less) and no cached "
-        "epoch without records (log recovery drops it).",
+        "ISR, followers' offsets or metadata record owed (broker.crashed; restart sets only "
+        "alive and the HW); a restarted one not yet told its role has its checkpointed HW "
+        "(or less) and no cached epoch without records (log recovery drops it).",
         crashed_replica_blank,
     ),
     SymbolicLemma(
@@ -939,7 +963,8 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
         "A running leader has its followers' offsets (at most its LEO: a fetch past it is "
         "answered OUT_OF_RANGE; not so where a diverging fetch moves it, KAFKA-13141, "
         "Behaviour.diverged_fetch_moves_leader), an epoch start within its log, itself in its "
-        "ISR and no fetch in flight; a non-leader has no leader-only state (_make_leader, "
+        "ISR and no fetch in flight; a non-leader has no leader-only state (pending writes "
+        "or ISR change, a current partition version, a metadata record owed: _make_leader, "
         "_make_follower). "
         "Where every new epoch restarts the fetcher (RETRUNCATE_EVERY) nobody keeps its log "
         "untruncated across an epoch change.",
@@ -1051,7 +1076,8 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
     SymbolicLemma(
         "current-leader-isr",
         "The controller's ISR is within the ISR that the leader of its current epoch "
-        "believes in (the leader's own ISR writes set both).",
+        "believes in (the leader's own ISR writes set both).  Not where a replayed metadata "
+        "record drops an ISR growth the controller still accepts (KRaft, KAFKA-13790).",
         current_leader_isr,
     ),
     SymbolicLemma(
@@ -1076,7 +1102,8 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
         "checkpoint-within-log",
         "The checkpointed HW is within the log: it was a HW at most the LEO when written, "
         "and a log is never truncated below its HW's checkpoint (not so in 2.8.0-2.8.1: "
-        "KAFKA-13141).",
+        "KAFKA-13141, nor where a replayed metadata record drops an ISR growth the "
+        "controller still accepts: KRaft, KAFKA-13790).",
         checkpoint_within_log,
     ),
     SymbolicLemma(
@@ -1208,7 +1235,8 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
         "its own view and ZooKeeper's together.  The same holds for the ISR the controller "
         "named with a leader not yet told.  A leader of the current epoch whose ISR was not "
         "rewritten (or any, before AlterIsr) sees the controller's ISR.  Not with unclean "
-        "election, ELR or a broken design rule.",
+        "election, ELR or a broken design rule, nor where a replayed metadata record drops "
+        "an ISR growth the controller still accepts (KRaft, KAFKA-13790).",
         later_isr_within_view,
     ),
     SymbolicLemma(
@@ -1249,7 +1277,8 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
         "only way the ISR grows), so its epoch is at least that one; a member added in the "
         "current epoch has settled its truncation in it (not so with truncation on fetch, "
         "where the fetch comes first).  Not with unclean election, ELR or a broken design "
-        "rule.",
+        "rule, nor in KRaft before KIP-903 (Behaviour.isr_broker_epochs), where the "
+        "controller accepts a request for a member that restarted since its fetch.",
         isr_joined_by_fetch,
     ),
     SymbolicLemma(

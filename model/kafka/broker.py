@@ -232,6 +232,7 @@ class BrokerRules:
             unwritten_epoch=unwritten,
             pending=r.pending if was_leader else 0,
             zk_current=zk,
+            record_owed=0,  # a newer record: the one owed is replayed before it or batched
             epoch_start=r.leo,
             inflight=NOTHING_IN_FLIGHT,  # its fetcher for the partition is removed
             pending_isr=0,  # updateAssignmentAndIsr: the request's ISR is committed
@@ -287,6 +288,7 @@ class BrokerRules:
             truncation=truncation,
             pending=0,
             zk_current=0,
+            record_owed=0,
             epoch_start=-1,
             inflight=inflight,
             pending_isr=0,
@@ -335,6 +337,7 @@ def crashed(r: Replica, keep: int) -> Replica:
         zk_current=0,
         epoch_start=-1,
         clean_shutdown=0,  # a crash writes no clean-shutdown file
+        record_owed=0,  # the metadata image is rebuilt from the log on restart
         inflight=NOTHING_IN_FLIGHT,  # requests and responses die with the connections
         pending_isr=0,
     )

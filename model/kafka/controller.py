@@ -131,9 +131,11 @@ class ControllerRules:
         )
 
     def _do_apply_isr(self, s: State, i: int) -> State:
-        """The leader applies a partition change of its own leader epoch (KRaft 3.6+:
-        ``ReplicaManager.applyLocalLeadersDelta`` -> ``Partition.makeLeader`` with
-        ``isNewLeaderEpoch`` false, 3.6-4.1).  ``updateAssignmentAndIsr`` replaces the
+        """The leader applies a partition change of its own leader epoch that it did not
+        take from an AlterPartition response: a fenced follower's removal (3.6+), or a
+        change it proposed and stopped waiting for (``reapply_isr``, 3.3+)
+        (``ReplicaManager.applyLocalLeadersDelta`` -> ``Partition.makeLeader`` with
+        ``isNewLeaderEpoch`` false, 3.3-4.1).  ``updateAssignmentAndIsr`` replaces the
         ISR state, so a pending AlterPartition is forgotten (the controller will refuse
         it: a stale partition epoch); no epoch-cache entry, the followers' offsets are
         kept, then ``maybeIncrementLeaderHW``.  Followers keep fetching: the leader and
@@ -144,7 +146,9 @@ class ControllerRules:
         reached by ordering the second change after it)."""
         lead = s.replicas[i]
         lead, acked = self._advance_leader_hw(
-            lead.replace(isr=s.ctrl_isr, pending_isr=0, zk_current=1), lead.remote_leo, s.acked
+            lead.replace(isr=s.ctrl_isr, pending_isr=0, zk_current=1, record_owed=0),
+            lead.remote_leo,
+            s.acked,
         )
         return s.replace(acked=acked).with_replica(i, lead)
 
@@ -256,18 +260,47 @@ class ControllerRules:
             return s
         if self.config.kraft and b.kraft_shrink_bumps_epoch and s.ctrl_isr & ~isr:
             return self._new_epoch(s, s.ctrl_leader, isr)
+        # A new partition epoch: every cached one is stale, the sender's too unless it
+        # adopts this one from the response.  One that no longer waits (a metadata record
+        # at its partition epoch dropped its proposal: ``reapply_isr``) ignores the
+        # response (Partition.submitAlterPartition: ``partitionState !=
+        # proposedIsrState``) and applies the change from its record (``apply_isr``).
         s = s.replace(
             ctrl_isr=isr,
             ctrl_elr=self._elr_after(s, isr),
             ctrl_isr_written=1,
             alter_requests=_stale_requests(s),
+            replicas=_stale_versions(s),
         )
         if not waiting:
             return s
+        # In KRaft the change's metadata record is still to come, at the partition
+        # epoch the leader now caches (ReplicaManager.applyLocalLeadersDelta).
+        owed = int(self.config.kraft)
         lead, acked = self._advance_leader_hw(
-            lead.replace(isr=isr, pending_isr=0, zk_current=1), lead.remote_leo, s.acked
+            lead.replace(isr=isr, pending_isr=0, zk_current=1, record_owed=owed),
+            lead.remote_leo,
+            s.acked,
         )
         return s.replace(acked=acked).with_replica(sender, lead)
+
+    def _do_reapply_isr(self, s: State, i: int) -> State:
+        """The leader replays the metadata record of the change it already adopted from
+        the AlterPartition response (KRaft; KAFKA-13790).
+
+        ``TopicDelta.localChanges`` hands the leader every partition whose partition
+        epoch changed, and ``Partition.makeLeader`` skips only a strictly older one
+        (3.3.0 to 4.1.0), so at an equal epoch ``updateAssignmentAndIsr`` commits the
+        record's ISR (the one the leader adopted) and drops the change it proposed
+        since; then ``maybeIncrementLeaderHW``.  Its AlterPartition stays queued, and if
+        the controller accepts it, the leader ignores the response.  The model replays
+        only while a change is pending: at any other moment the replay changes nothing.
+        """
+        lead = s.replicas[i]
+        lead, acked = self._advance_leader_hw(
+            lead.replace(pending_isr=0, record_owed=0), lead.remote_leo, s.acked
+        )
+        return s.replace(acked=acked).with_replica(i, lead)
 
     def _do_elect(self, s: State, c: int) -> State:
         """ref § Actors: leadership moves without a crash (preferred-leader election,

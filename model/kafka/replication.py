@@ -53,6 +53,7 @@ ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     "shrink_isr": ("leader", "follower"),
     "alter_isr": ("leader",),
     "apply_isr": ("leader",),
+    "reapply_isr": ("leader",),
     "checkpoint_hw": ("replica",),
     "crash": ("replica", "keep"),
     "shutdown": ("replica",),
@@ -79,8 +80,11 @@ ACTION_DOCS: dict[str, str] = {
     "shrink_isr": "leader removes a lagging follower from the ISR (conditional on its zkVersion; "
     "from 2.7 it proposes the change to the controller)",
     "alter_isr": "controller handles a leader's AlterIsr / AlterPartition request and answers",
-    "apply_isr": "leader applies an ISR change of its own leader epoch (KRaft, metadata.version "
-    "3.6-IV0 on: a fenced follower's removal)",
+    "apply_isr": "leader applies an ISR change of its own leader epoch from its metadata record "
+    "(KRaft: a fenced follower's removal from metadata.version 3.6-IV0, or a change whose "
+    "AlterPartition response it ignored)",
+    "reapply_isr": "leader replays the metadata record of the change it adopted from the "
+    "AlterPartition response, dropping the change it proposed since (KRaft, KAFKA-13790)",
     "checkpoint_hw": "broker writes its HW to the replication-offset checkpoint file",
     "crash": "broker process dies (an unclean shutdown), keeping `keep` log entries (fewer "
     "on a lossy crash)",
@@ -104,8 +108,12 @@ OPTION_ACTIONS: dict[str, str] = {"shutdown": "clean_shutdown", "replace_disk": 
 
 # Actions only some releases have, for the same reason: what each needs (as a trace
 # error names it) and the test of a configuration for it.
-RELEASE_ACTIONS: dict[str, str] = {"apply_isr": "KRaft with metadata.version 3.6-IV0 or later"}
-_RELEASE_TESTS: dict[str, Callable[[Config], bool]] = {"apply_isr": shrink_keeps_epoch}
+_KRAFT = "KRaft mode (kraft = true, --kraft)"
+RELEASE_ACTIONS: dict[str, str] = {"apply_isr": _KRAFT, "reapply_isr": _KRAFT}
+_RELEASE_TESTS: dict[str, Callable[[Config], bool]] = {
+    "apply_isr": lambda config: config.kraft,
+    "reapply_isr": lambda config: config.kraft,
+}
 
 
 def _release_has(config: Config, name: str) -> bool:
@@ -166,6 +174,7 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                     zk_current=1 if leader else 0,
                     epoch_start=0 if leader else -1,
                     clean_shutdown=0,
+                    record_owed=0,
                     inflight=NOTHING_IN_FLIGHT,
                     pending_isr=0,
                 )
@@ -258,8 +267,10 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                     yield Action("deliver_latest", (i,))
 
             if r.leader == i:  # believes it is the leader
-                if self.shrink_keeps_epoch and self._isr_change_owed(s, i):
+                if cfg.kraft and self._isr_change_owed(s, i):
                     yield Action("apply_isr", (i,))
+                if r.record_owed and r.pending_isr:
+                    yield Action("reapply_isr", (i,))
                 if s.written < cfg.records and (
                     cfg.acks != -1 or bits(r.isr) >= cfg.min_insync_replicas
                 ):

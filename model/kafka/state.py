@@ -98,6 +98,12 @@ class Replica(NamedTuple):
     # registration's previousBrokerEpoch carries (LogManager.shutdown,
     # ClusterControlManager.registerBroker, 4.0+).  A crash leaves none.
     clean_shutdown: int
+    # As leader, in KRaft: 1 while the partition epoch it caches came from an
+    # AlterPartition response and the metadata record of that change is still to be
+    # replayed.  Partition.makeLeader skips only a strictly older partition epoch
+    # (3.3.0 to 4.1.0; KAFKA-13790), so the replay re-applies the record's ISR and drops
+    # whatever change the leader proposed since (``reapply_isr``).
+    record_owed: int
     inflight: tuple  # as follower: the response on its way to it (see NOTHING_IN_FLIGHT)
     remote_leo: tuple[int, ...]  # as leader: each follower's last fetch offset; () otherwise
     isr: int  # as leader: the ISR it believes in (bitmask); 0 otherwise

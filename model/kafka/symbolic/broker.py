@@ -176,6 +176,7 @@ class SymBroker(SymEpochs):
             unwritten_epoch=unwritten,
             pending=self.ite(was_leader, r.pending, (self.a.false,) * self.records),
             zk_current=self.a.boolean(zk),
+            record_owed=self.a.false,
             epoch_start=r.log_len,
             pending_isr=self.none(),
             **self._no_inflight(),
@@ -245,6 +246,7 @@ class SymBroker(SymEpochs):
             truncation=self.ite(restart, restart_truncation, stay),
             pending=(self.a.false,) * self.records,
             zk_current=self.a.false,
+            record_owed=self.a.false,
             epoch_start=self.num(-1),
             pending_isr=self.none(),
         )
@@ -285,6 +287,7 @@ class SymBroker(SymEpochs):
             unwritten_epoch=self.ite(keep == r.log_len, r.unwritten_epoch, zero),
             pending=(self.a.false,) * self.records,
             zk_current=self.a.false,
+            record_owed=self.a.false,
             epoch_start=self.num(-1),
             pending_isr=self.none(),
             **self._no_inflight(),

@@ -101,8 +101,17 @@ class SymController(SymBroker):
     def _do_apply_isr(self, s: SymState, i: int) -> SymState:
         """Mirrors ControllerRules._do_apply_isr."""
         lead = s.replicas[i].replace(
-            isr=s.ctrl_isr, pending_isr=self.none(), zk_current=self.a.true
+            isr=s.ctrl_isr,
+            pending_isr=self.none(),
+            zk_current=self.a.true,
+            record_owed=self.a.false,
         )
+        lead, acked = self._advance_leader_hw(lead, i, s.acked)
+        return s.replace(acked=acked).with_replica(i, lead)
+
+    def _do_reapply_isr(self, s: SymState, i: int) -> SymState:
+        """Mirrors ControllerRules._do_reapply_isr."""
+        lead = s.replicas[i].replace(pending_isr=self.none(), record_owed=self.a.false)
         lead, acked = self._advance_leader_hw(lead, i, s.acked)
         return s.replace(acked=acked).with_replica(i, lead)
 
@@ -221,9 +230,13 @@ class SymController(SymBroker):
             ctrl_elr=self._elr_after(s, isr),
             ctrl_isr_written=self.a.true,
             alt_ok=self._stale_requests(s),
+            replicas=self._stale_versions(s),
         )
+        owed = self.a.boolean(bool(cfg.kraft))  # the change's metadata record is to come
         adopted, acked = self._advance_leader_hw(
-            lead.replace(isr=isr, pending_isr=none, zk_current=self.a.true), sender, accepted.acked
+            lead.replace(isr=isr, pending_isr=none, zk_current=self.a.true, record_owed=owed),
+            sender,
+            accepted.acked,
         )
         accepted = self.ite(
             waiting, accepted.replace(acked=acked).with_replica(sender, adopted), accepted

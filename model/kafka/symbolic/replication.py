@@ -137,6 +137,7 @@ class KafkaSymbolic(SymMessages):
             add("diverging_truncate", i)
             add("alter_isr", i)
             add("apply_isr", i)
+            add("reapply_isr", i)
             add("elect", i)
         return out
 
@@ -255,6 +256,8 @@ class KafkaSymbolic(SymMessages):
                 z3.Not(r.zk_current),
                 s.ctrl_isr_written,
             )
+        if name == "reapply_isr":
+            return z3.And(alive, leads, r.record_owed, self.some(r.pending_isr))
         if name == "shrink_isr":
             f = args[1]
             return z3.And(

@@ -132,6 +132,7 @@ class SymReplica:
     pending: tuple  # Bools for record ids 1..R
     zk_current: Bool
     epoch_start: Num
+    record_owed: Bool  # KRaft only (Layout.domain)
     if_kind: Num
     if_a: Num
     if_b: Num
@@ -229,6 +230,42 @@ def epoch_slack(config: Config, b: Behaviour) -> int:
     return (config.replicas - 1) * (config.records + leaderships)
 
 
+def request_slots(config: Config, b: Behaviour, epochs: int) -> int:
+    """How many ISR requests may be queued at once (``epochs``: the history slots).
+
+    A leader proposes only with no change pending (model/kafka/broker.py
+    ``_propose_isr``).  It has none when it becomes leader, and after each event that
+    dequeues one of its requests (adopted, refused as ineligible, or accepted and
+    then applied); besides those, after a change the controller makes in its epoch
+    and it applies (KRaft 3.6+: a fenced follower's removal, one per crash), and in
+    KRaft after it replays the record of a change it adopted from the response
+    (controller.py ``_do_reapply_isr``: one per adoption).  So at most one request
+    per leadership (a broker leads each epoch at most once, plus once more after each
+    crash), one per fence and one per replay are queued.
+
+    Replays: the controller takes a sender's requests oldest first, and accepting
+    one makes the others stale, so when the leader adopts one, its other requests
+    are those it proposed while that one was queued: at most one, after the replay of
+    the adoption before.  It may then propose, replay and propose again, so a
+    leadership has at most three queued.  Before 3.6 a KRaft shrink bumps the epoch
+    and the adopted changes add a member to the controller's ISR, which starts full
+    and loses at most ``replicas - 1`` members per new epoch.  The differential test
+    checks the bound on every state it reaches.
+    """
+    if not b.alter_isr:
+        return 0
+    leaderships = epochs + config.crashes
+    slots = leaderships
+    if shrink_keeps_epoch(config):
+        slots += config.crashes
+    if config.kraft:
+        replays = 2 * leaderships
+        if b.kraft_shrink_bumps_epoch:
+            replays = min(replays, (config.replicas - 1) * (epochs - 1))
+        slots += replays
+    return slots
+
+
 class Layout:
     """The sizes of every slot array for one configuration, and the numbers' sort."""
 
@@ -238,13 +275,7 @@ class Layout:
         self.n = config.replicas
         self.records = config.records  # R: log, committed and in-flight slots
         self.epochs = config.epochs + epoch_slack(config, b)  # history slots
-        # One request is outstanding per leadership (see model/kafka/broker.py _propose_isr);
-        # a broker leads each epoch at most once, plus once more after each crash.  From
-        # KRaft 3.6 a fenced follower's removal keeps the epoch, and the leader may ask
-        # again once it applied it (controller.py _do_apply_isr): one fence per crash.
-        self.requests = self.epochs + config.crashes if b.alter_isr else 0
-        if shrink_keeps_epoch(config):
-            self.requests += config.crashes
+        self.requests = request_slots(config, b, self.epochs)  # alter_requests slots
         top = max(2 * self.records, self.epochs + 2, config.crashes + 1, self.requests + 1, self.n)
         self.arith = Arith(sort, top.bit_length() + 2)
         kinds = {0}
@@ -294,6 +325,7 @@ class Layout:
                     pending=bools(p + "pending", R, 1),
                     zk_current=boolean(p + "zk_current"),
                     epoch_start=num(p + "epoch_start"),
+                    record_owed=boolean(p + "record_owed"),
                     if_kind=num(p + "if_kind"),
                     if_a=num(p + "if_a"),
                     if_b=num(p + "if_b"),
@@ -410,6 +442,9 @@ class Layout:
             number(r.epoch_start)
             if r.clean_shutdown:
                 raise EncodingError(f"r{i}.clean_shutdown: not in the z3 encoding")
+            if r.record_owed and not self.config.kraft:
+                raise EncodingError(f"r{i}.record_owed: KRaft only")
+            put(bool(r.record_owed))
             fl = r.inflight
             if not fl:
                 out.extend((0, 0, 0, 0, 0, 0))
@@ -472,7 +507,7 @@ class Layout:
             log = records(0, log_len)
             hw, hw_checkpoint, truncation, unwritten = take(4)
             pending = record_mask()
-            zk_current, epoch_start = take(2)
+            zk_current, epoch_start, record_owed = take(3)
             kind, fa, fb, fc, fd, flen = take(6)
             recs = records(fa, flen)  # empty unless a FETCH_RESPONSE (if_len 0)
             inflight: tuple = ()
@@ -503,6 +538,7 @@ class Layout:
                     zk_current=int(zk_current),
                     epoch_start=epoch_start,
                     clean_shutdown=0,
+                    record_owed=int(record_owed),
                     inflight=inflight,
                     remote_leo=remote,
                     isr=isr,
@@ -595,6 +631,8 @@ class Layout:
             facts.append(z3.If(used, ranges, z3.And(*unused)))
         facts.append(s.hides_stale_hw == a.boolean(self.behaviour.hides_stale_hw))
         for r in s.replicas:
+            if not cfg.kraft:  # only a KRaft leader owes a metadata record's replay
+                facts.append(z3.Not(r.record_owed))
             within(r.epoch, 0, E)
             within(r.log_len, 0, R)
             records_beyond(r.log_ep, r.log_id, a.val(0), r.log_len)
