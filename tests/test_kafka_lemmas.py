@@ -114,8 +114,8 @@ def test_lemmas_hold_on_reachable_states(values):
         {"mode": "2.8.0", "records": 2, "epochs": 2},
         {"mode": "3.5.0", "records": 2, "epochs": 2},
         # AlterIsr (2.7), KRaft with the ELR (4.1): true there too, though not inductive
-        # (docs/prove.md: at the default bounds every lemma holds on all 438,371 states of
-        # 4.1.0, 749 s, and k-induction still finds a CTI).
+        # (docs/prove.md: at the default bounds every lemma held on all 438,371 states of
+        # 4.1.0 before finding F3's replay, 749 s, and k-induction still finds a CTI).
         {"mode": "2.7.2", "records": 1, "epochs": 2},
         {"mode": "4.1.0", "records": 1, "epochs": 1, "replicas": 3},
         {"mode": "4.1.0", "records": 1, "epochs": 2, "crashes": 2, "min_insync_replicas": 2},
