@@ -144,12 +144,15 @@ class ControllerRules:
         The leader applies the newest ISR only: if two such changes come before it
         applies the first, the one in between is skipped (the states it allows are
         reached by ordering the second change after it)."""
-        lead = s.replicas[i]
-        lead, acked = self._advance_leader_hw(
-            lead.replace(isr=s.ctrl_isr, pending_isr=0, zk_current=1, record_owed=0),
-            lead.remote_leo,
-            s.acked,
+        return self._leader_isr_state(
+            s, i, isr=s.ctrl_isr, pending_isr=0, zk_current=1, record_owed=0
         )
+
+    def _leader_isr_state(self, s: State, i: int, **changes: int) -> State:
+        """Leader ``i`` with a new ISR state (``Partition.partitionState``): the HW may
+        move, and writes waiting for it are acknowledged (maybeIncrementLeaderHW)."""
+        lead = s.replicas[i].replace(**changes)
+        lead, acked = self._advance_leader_hw(lead, lead.remote_leo, s.acked)
         return s.replace(acked=acked).with_replica(i, lead)
 
     def _isr_change_owed(self, s: State, i: int) -> bool:
@@ -277,12 +280,9 @@ class ControllerRules:
         # In KRaft the change's metadata record is still to come, at the partition
         # epoch the leader now caches (ReplicaManager.applyLocalLeadersDelta).
         owed = int(self.config.kraft)
-        lead, acked = self._advance_leader_hw(
-            lead.replace(isr=isr, pending_isr=0, zk_current=1, record_owed=owed),
-            lead.remote_leo,
-            s.acked,
+        return self._leader_isr_state(
+            s, sender, isr=isr, pending_isr=0, zk_current=1, record_owed=owed
         )
-        return s.replace(acked=acked).with_replica(sender, lead)
 
     def _do_reapply_isr(self, s: State, i: int) -> State:
         """The leader replays the metadata record of the change it already adopted from
@@ -296,11 +296,7 @@ class ControllerRules:
         the controller accepts it, the leader ignores the response.  The model replays
         only while a change is pending: at any other moment the replay changes nothing.
         """
-        lead = s.replicas[i]
-        lead, acked = self._advance_leader_hw(
-            lead.replace(pending_isr=0, record_owed=0), lead.remote_leo, s.acked
-        )
-        return s.replace(acked=acked).with_replica(i, lead)
+        return self._leader_isr_state(s, i, pending_isr=0, record_owed=0)
 
     def _do_elect(self, s: State, c: int) -> State:
         """ref § Actors: leadership moves without a crash (preferred-leader election,

@@ -111,8 +111,7 @@ OPTION_ACTIONS: dict[str, str] = {"shutdown": "clean_shutdown", "replace_disk": 
 _KRAFT = "KRaft mode (kraft = true, --kraft)"
 RELEASE_ACTIONS: dict[str, str] = {"apply_isr": _KRAFT, "reapply_isr": _KRAFT}
 _RELEASE_TESTS: dict[str, Callable[[Config], bool]] = {
-    "apply_isr": lambda config: config.kraft,
-    "reapply_isr": lambda config: config.kraft,
+    name: lambda config: config.kraft for name in RELEASE_ACTIONS
 }
 
 
