@@ -19,7 +19,9 @@ pytestmark = pytest.mark.slow
 BUGS = {entry.id: entry for entry in load_catalogue()}
 
 
-@pytest.mark.parametrize("bug", ["B2", "B3"])
+# B2 (over 2 minutes here) is heavy: CI proves the same way on B3, and the catalogue
+# checks B2's own BFS verdicts.
+@pytest.mark.parametrize("bug", [pytest.param("B2", marks=pytest.mark.heavy), "B3"])
 def test_a_catalogued_bug_fails_the_proof_at_the_depth_bfs_finds(bug: str) -> None:
     entry = BUGS[bug]
     release = entry.affected[0]  # 2.8.0 for both

@@ -216,7 +216,7 @@ def test_int_sort_agrees_too(values):
 @pytest.mark.parametrize("values", CONFIGS, ids=_id)
 def test_symbolic_model_agrees_on_longer_walks(values):
     diff = Differential(make_config(values))
-    diff.walks(random.Random("slow" + _id(values)), walks=60, steps=60)
+    diff.walks(random.Random("slow" + _id(values)), walks=30, steps=60)
 
 
 @pytest.mark.slow
@@ -227,7 +227,18 @@ def test_symbolic_model_agrees_on_longer_walks(values):
         dict(mode="2.0.0", records=1, epochs=2, atomic=True),
         dict(mode="2.8.0", records=1, epochs=2),
         dict(mode="3.4.0", kraft=True, records=1, epochs=2),  # epochs past the bound
-        dict(mode="4.1.0", records=1, epochs=2, crashes=2, min_insync_replicas=2),
+        dict(mode="4.1.0", records=1, epochs=1, crashes=2, min_insync_replicas=2),
+        # 120,016 states since finding F3's replay, 6 to 7 minutes: heavy.
+        pytest.param(
+            dict(mode="4.1.0", records=1, epochs=2, crashes=2, min_insync_replicas=2),
+            marks=pytest.mark.heavy,
+        ),
+        # Both were in the default run until F3 grew them.  The KRaft 3.6+ fence (39,216
+        # states, 2 minutes: heavy; the default run checks it at records 1, epochs 1),
+        pytest.param(dict(mode="4.1.0", records=1, epochs=2), marks=pytest.mark.heavy),
+        # and the ELR emptied by unclean registrations, the last known leader elected at
+        # another broker's registration (13,568 states, under a minute).
+        dict(mode="4.1.0", records=0, epochs=3, crashes=2, min_insync_replicas=2),
     ],
     ids=_id,
 )
@@ -235,27 +246,23 @@ def test_symbolic_model_agrees_on_every_reachable_state(values):
     assert Differential(make_config(values)).every_state() > 1000
 
 
-def test_symbolic_model_agrees_on_every_state_of_a_kraft_3_6_fence():
-    """KRaft 3.6+ ISR removals keep the leader epoch (apply_isr): every reachable state."""
-    diff = Differential(make_config(dict(mode="4.1.0", records=1, epochs=2)))
-    assert diff.every_state() > 5000
-
-
 @pytest.mark.parametrize(
-    "values",
+    ("values", "actions"),
     [
-        dict(mode="4.1.0", records=1, epochs=1),
-        dict(mode="3.4.0", kraft=True, records=1, epochs=1),  # the adopted change grew the ISR
+        (dict(mode="4.1.0", records=1, epochs=1), ["reapply_isr", "apply_isr"]),
+        # the adopted change grew the ISR
+        (dict(mode="3.4.0", kraft=True, records=1, epochs=1), ["reapply_isr"]),
     ],
-    ids=_id,
+    ids=["4.1.0", "3.4.0-kraft"],
 )
-def test_symbolic_model_agrees_on_every_state_of_a_kraft_record_replay(values):
+def test_symbolic_model_agrees_on_every_state_of_a_kraft_record_replay(values, actions):
     """KRaft (KAFKA-13790): a leader replays the record of the change it adopted from
     the AlterPartition response and drops the change it proposed since (reapply_isr),
-    which the controller may still accept: every reachable state."""
+    which the controller may still accept; and (4.1.0, metadata.version 3.6+) a fenced
+    follower leaves the ISR without a new leader epoch (apply_isr): every reachable state."""
     diff = Differential(make_config(values))
     assert diff.every_state() > 2000
-    assert diff.enabled_in["reapply_isr"] > 0
+    assert all(diff.enabled_in[name] > 0 for name in actions)
 
 
 def test_symbolic_model_follows_a_record_replay():
@@ -278,13 +285,6 @@ def test_symbolic_model_follows_a_record_replay():
     diff.check(state)
     lead = state.replicas[0]
     assert (lead.isr, state.ctrl_isr, lead.record_owed, state.alter_requests) == (3, 3, 0, ())
-
-
-def test_symbolic_model_agrees_on_every_state_of_an_elr_recovery():
-    """The ELR emptied by unclean registrations, the last known leader elected at
-    another broker's registration: every reachable state."""
-    config = make_config(dict(mode="4.1.0", records=0, epochs=3, crashes=2, min_insync_replicas=2))
-    assert Differential(config).every_state() > 5000
 
 
 def test_encode_decode_through_a_z3_model():
