@@ -126,6 +126,26 @@ def test_changed_recorded_state_diverges(tmp_path, capsys):
     assert out.rstrip().endswith("result: diverged")
 
 
+def test_a_trace_from_before_record_owed_replays(tmp_path, capsys):
+    """Traces published before the export had ``record_owed`` (finding F3) do not record
+    it, so replay does not compare it; a trace that records it is held to it."""
+    config = make_config({"mode": "4.1.0", "records": 1})
+    owed = execute(
+        KafkaReplication(config), [A("write", 0), A("shrink_isr", 0, 1), A("alter_isr", 0)]
+    )
+    assert [s.replicas[0].record_owed for _a, s in owed] == [0, 0, 0, 1]
+    doc = trace_to_itf(config, owed)
+    assert doc["states"][3]["replicas"][0]["record_owed"] is True
+    assert main(["replay", write(tmp_path, doc)]) == 0
+    doc["states"][3]["replicas"][0]["record_owed"] = False
+    assert main(["replay", write(tmp_path, doc)]) == 1
+    assert "replicas[0].record_owed recorded false, model true" in capsys.readouterr().out
+    for state in doc["states"]:
+        for r in state["replicas"]:
+            del r["record_owed"]
+    assert main(["replay", write(tmp_path, doc)]) == 0
+
+
 def test_action_not_enabled_diverges(tmp_path, capsys):
     doc = {"config": DATA_LOSS, "actions": ["write 0", "fetch(follower=r0, leader=r1)"]}
     assert main(["replay", write(tmp_path, doc, "a.json")]) == 1

@@ -307,6 +307,11 @@ def _replica_detail(i: int, r: Replica) -> str:
     if r.leader == i and r.pending_isr:
         wanted = ",".join(f"r{m}" for m in members(r.pending_isr))
         lines.append(f'<div class="nw">awaits ISR {{{wanted}}}</div>')
+    if r.leader == i and r.record_owed:
+        lines.append(
+            '<div class="nw" title="its ISR came from the AlterPartition response; '
+            'the metadata record of that change is still to be replayed">record owed</div>'
+        )
     if r.inflight:
         lines.append(f'<div class="inflight">{escape(inflight_phrase(r.inflight))}</div>')
     return f'<div class="nums detail">{"".join(lines)}</div>'

@@ -36,6 +36,10 @@ from replcheck.model.registry import AnyConfig, action_params
 
 FORMAT_URL = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 VARS = ["controller", "replicas", "written", "crashes", "committed", "acked"]
+# Fields added to the export after traces were published without them.  Such a trace
+# does not record them, so replay does not compare them (record_owed: finding F3,
+# 2026-11-27).  A trace that records one is held to it.
+ADDED_FIELDS = frozenset({"record_owed"})
 TRUNCATION_NAMES = {
     TRUNCATED: "truncated",
     MUST_TRUNCATE: "must-truncate",
@@ -111,6 +115,7 @@ def state_to_itf(s: State) -> dict[str, Any]:
                 "zk_current": bool(r.zk_current),
                 "epoch_start": big(r.epoch_start),
                 "clean_shutdown": bool(r.clean_shutdown),
+                "record_owed": bool(r.record_owed),
                 "inflight": inflight_to_itf(r.inflight),
             }
         )

@@ -15,7 +15,7 @@ from replcheck.invariants import registry
 from replcheck.model.interface import Action, Model
 from replcheck.model.kafka.config import Config
 from replcheck.model.registry import AnyConfig, action_params, build_model
-from replcheck.traces.itf import encode_state, plain
+from replcheck.traces.itf import ADDED_FIELDS, encode_state, plain
 from replcheck.traces.load import LoadedTrace
 from replcheck.traces.text import describe_action
 
@@ -177,7 +177,8 @@ def _diff(want: Any, have: Any, path: str, out: list[str]) -> None:
         for key in list(want) + [k for k in have if k not in want]:
             sub = f"{path}.{key}" if path else str(key)
             if key not in want:
-                out.append(f"{sub} missing from the trace")
+                if key not in ADDED_FIELDS:
+                    out.append(f"{sub} missing from the trace")
             elif key not in have:
                 out.append(f"{sub} is not part of the model's state")
             else:

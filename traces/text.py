@@ -196,6 +196,8 @@ def state_changes(prev: State, s: State) -> list[str]:
             out.append(f"r{i}.hw_checkpoint {a.hw_checkpoint}->{b.hw_checkpoint}")
         if a.isr != b.isr and b.isr:
             out.append(f"r{i} believes ISR {_set(b.isr)}")
+        if b.record_owed and not a.record_owed:
+            out.append(f"r{i} took its ISR from the controller's answer; the record is to come")
         if a.pending_isr and not b.pending_isr and b.alive and b.leader == i:
             out.append(f"r{i} no longer waits for ISR {_set(a.pending_isr)}")
         if a.remote_leo != b.remote_leo and b.remote_leo and len(a.remote_leo) == len(b.remote_leo):
