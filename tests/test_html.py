@@ -6,11 +6,16 @@ import json
 import os
 import re
 import shutil
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
 
 from replcheck.checker.cli.main import main
+from replcheck.traces.html import replica_html
+from replcheck.traces.load import load_trace
+from replcheck.traces.replay import replay_trace
+from replcheck.traces.text import state_changes
 from tests.conftest import chromium
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -238,3 +243,16 @@ def test_crashed_replicas_are_not_clipped(width, tmp_path):
                 assert "DOWN" in cell.text and "disk LEO" in cell.text and "HW ckpt" in cell.text
     finally:
         driver.quit()
+
+
+def test_a_leader_owing_its_record_is_shown():
+    """Finding F3's trace: the leader adopts its ISR from the AlterPartition response and
+    owes the metadata record; explore's detail and the list of each step's changes say so."""
+    steps = replay_trace(load_trace(ROOT / "docs" / "bugs" / "F3.itf.json")).steps
+    owed = [(s, i) for _a, s in steps for i, r in enumerate(s.replicas) if r.record_owed]
+    assert owed
+    state, i = owed[0]
+    assert "record owed" in replica_html(i, state.replicas[i], state, None, 1, False, detail=True)
+    assert "record owed" not in replica_html(i, state.replicas[i], state, None, 1, False)
+    text = "\n".join(line for (_a, p), (_b, s) in pairwise(steps) for line in state_changes(p, s))
+    assert f"r{i} took its ISR from the controller's answer; the record is to come" in text
