@@ -52,11 +52,13 @@ REPLICAS = (2, 3)
 DEFAULTS = [inv.id for inv in INVARIANTS if inv.default]
 
 
-def prove_row(row: str, replicas: int, bfs_limit: float, pdr_limit: float) -> dict:
+def prove_row(
+    row: str, replicas: int, bfs_limit: float, pdr_limit: float, pdr_only: list[str] | None = None
+) -> dict:
     """BFS first (one worker): where it exhausts the bounds, that is a proof for every
     depth, and its violations are as short as any.  Where it cannot, PDR proves the
     invariants BFS did not find violated, each on its own with ``pdr_limit`` seconds (a
-    violation it finds is confirmed by BMC)."""
+    violation it finds is confirmed by BMC).  ``pdr_only``: give PDR only these."""
     keys = {**ROWS[row], "replicas": replicas}
     cells: dict[str, dict] = {}
     traces: dict[str, dict] = {}
@@ -79,7 +81,9 @@ def prove_row(row: str, replicas: int, bfs_limit: float, pdr_limit: float) -> di
             cells[inv] = {"status": "proved", "method": "BFS", "seconds": seconds, "states": states}
         return {"row": row, "replicas": replicas, "cells": cells, "traces": traces}
     bfs_note = f"BFS: {search.distinct_states:,} states in {bfs_limit:.0f} s"
-    for inv in left:  # each on its own: one hard invariant leaves only its own cell open
+    for inv in (
+        left if pdr_only is None else [i for i in left if i in pdr_only]
+    ):  # each on its own: one hard invariant leaves only its own cell open
         start = time.monotonic()
         result = replcheck.prove(invariants=[inv], pdr=True, timeout=pdr_limit, **keys)
         seconds = round(time.monotonic() - start)
