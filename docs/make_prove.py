@@ -50,6 +50,9 @@ ROWS = {
 }
 REPLICAS = (2, 3)
 DEFAULTS = [inv.id for inv in INVARIANTS if inv.default]
+# How a run gave PDR the invariants BFS left: each on its own (from 2026-11-27), or, in
+# runs recorded before, all of them in one proof.
+PDR_EACH = "each"
 
 
 def prove_row(
@@ -81,9 +84,9 @@ def prove_row(
             cells[inv] = {"status": "proved", "method": "BFS", "seconds": seconds, "states": states}
         return {"row": row, "replicas": replicas, "cells": cells, "traces": traces}
     bfs_note = f"BFS: {search.distinct_states:,} states in {bfs_limit:.0f} s"
-    for inv in (
-        left if pdr_only is None else [i for i in left if i in pdr_only]
-    ):  # each on its own: one hard invariant leaves only its own cell open
+    if pdr_only is not None:
+        left = [inv for inv in left if inv in pdr_only]
+    for inv in left:  # each on its own: one hard invariant leaves only its own cell open
         start = time.monotonic()
         result = replcheck.prove(invariants=[inv], pdr=True, timeout=pdr_limit, **keys)
         seconds = round(time.monotonic() - start)
@@ -159,11 +162,6 @@ def run(bfs_limit: float, pdr_limit: float, jobs: int, only: list[str] | None = 
             "runs": runs,
         }
     RESULTS.write_text(json.dumps(record, indent=1) + "\n")
-
-
-# How a run gave PDR the invariants BFS left: each on its own (from 2026-11-27), or, in
-# runs recorded before, all of them in one proof.
-PDR_EACH = "each"
 
 
 def _pdr_scope(run: dict) -> str:
