@@ -18,6 +18,15 @@ from replcheck.checker.cli.report import stale_files
 from replcheck.model import Action, KafkaReplication, make_config
 from tests.stubs import ReachedSpark
 
+# Test processes `-n auto` starts (pyproject's addopts): one per core, at most this many,
+# since the Spark cases start a JVM in each and many cases start search workers of their own.
+MAX_TEST_WORKERS = 4
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(MAX_TEST_WORKERS, cores or 1))
+
 
 def A(name: str, *args: int) -> Action:
     return Action(name, tuple(args))

@@ -41,6 +41,10 @@ def test_the_release_after_the_fix_is_proved() -> None:
     assert proof.status == "proved" and proof.holds
 
 
+# Heavy (about 3 minutes): CI proves with PDR on Kafka in test_the_release_after_the_fix_is_proved,
+# the prove table's quick cells and test_prove_cli, and proves this pair by k-induction in
+# test_kafka_lemmas.
+@pytest.mark.heavy
 def test_pdr_proves_what_k_induction_proves() -> None:
     pair = ["hw-le-leo", "consistent-logs"]
     by_induction = replcheck.prove(kafka="2.1.0", invariants=pair, induction=True, workers=1)
