@@ -920,6 +920,22 @@ def joined_member_recorded(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
     return z3.And(*facts)
 
 
+def isr_request_from_leader(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
+    if not model.behaviour.alter_isr:
+        return model.a.true
+    facts = []
+    for q, sender in enumerate(s.alt_sender):
+        epoch = s.alt_epoch[q]
+        named = model.read(s.hist_leader, epoch - 1, model.num(NO_LEADER)) == sender
+        shape = z3.And(epoch >= 1, epoch <= s.ctrl_epoch, named, model.has(s.alt_isr[q], sender))
+        facts.append(z3.Implies(q < s.alt_len, shape))
+        # One that can still be accepted comes from a sender still in that epoch.
+        live = z3.And(q < s.alt_len, s.alt_ok[q], epoch == s.ctrl_epoch)
+        same = z3.Or(*[z3.And(sender == j, r.epoch == epoch) for j, r in enumerate(s.replicas)])
+        facts.append(z3.Implies(live, same))
+    return z3.And(*facts)
+
+
 def hw_prefix_in_lagging_leaders(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
     b, cfg = model.behaviour, model.config
     if not (_epoch_truncation(model) and _isr_fixed(model) and b.fenced_by_epoch):
@@ -1335,5 +1351,21 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
         "(Behaviour.fenced_by_epoch), where followers truncate by leader epoch, without "
         "unclean election, ELR, a broken design rule or lossy crashes.",
         hw_prefix_in_lagging_leaders,
+    ),
+    SymbolicLemma(
+        "isr-request-from-leader",
+        "A queued AlterIsr / AlterPartition request was sent by the leader the controller "
+        "named for the request's epoch, an epoch the controller has reached, and proposes "
+        "an ISR that keeps its sender: only a broker that believes it leads proposes, with "
+        "its own epoch, which it got from that epoch's LeaderAndIsr, and it only adds or "
+        "drops a follower of its own ISR, which holds itself (BrokerRules._propose_isr, "
+        "Partition.expandIsr / shrinkIsr; the controller's history is only appended to).  "
+        "One of the current epoch with a current partition version comes from a sender "
+        "still in that epoch: a broker's epoch changes only by a later LeaderAndIsr, or to 0 "
+        "once the controller saw it restart, after noticing its crash, which for the leader "
+        "starts a new epoch (_notice_needs_bump), and a crash keeps it.  So an accepted "
+        "request keeps the controller's leader in the ISR, and its writer in the current "
+        "epoch (ControllerRules._do_alter_isr).",
+        isr_request_from_leader,
     ),
 )
