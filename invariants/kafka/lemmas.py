@@ -930,9 +930,9 @@ def isr_request_from_leader(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
         shape = z3.And(epoch >= 1, epoch <= s.ctrl_epoch, named, model.has(s.alt_isr[q], sender))
         facts.append(z3.Implies(q < s.alt_len, shape))
         # One that can still be accepted comes from a sender still in that epoch.
-        live = z3.And(q < s.alt_len, s.alt_ok[q], epoch == s.ctrl_epoch)
-        same = z3.Or(*[z3.And(sender == j, r.epoch == epoch) for j, r in enumerate(s.replicas)])
-        facts.append(z3.Implies(live, same))
+        acceptable = z3.And(q < s.alt_len, s.alt_ok[q], epoch == s.ctrl_epoch)
+        in_epoch = z3.Or(*[z3.And(sender == j, r.epoch == epoch) for j, r in enumerate(s.replicas)])
+        facts.append(z3.Implies(acceptable, in_epoch))
     return z3.And(*facts)
 
 
