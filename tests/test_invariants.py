@@ -41,6 +41,7 @@ def replica(
         epoch_start=epoch_start if leading else -1,
         clean_shutdown=0,
         record_owed=0,
+        alter_item=0,
         inflight=(),
         remote_leo=(-1, -1) if leading else (),
         isr=0b11 if leading else 0,

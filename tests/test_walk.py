@@ -99,8 +99,11 @@ PINNED_KAFKA_WALKS = [
         # other walks from there, with apply_isr drawn 59 times;
         # ("cea9b156cb6e1c0b", 4613, {"deadlock": 29, "depth": 171}, 3312) until a KRaft
         # leader could replay its own accepted change (reapply_isr, finding F3): a new
-        # action name changes the swarm's weights, and reapply_isr is drawn 43 times.
-        ("54596fad4d5efc4d", 4630, {"deadlock": 27, "depth": 173}, 3465),
+        # action name changes the swarm's weights, and reapply_isr is drawn 43 times;
+        # ("54596fad4d5efc4d", 4630, {"deadlock": 27, "depth": 173}, 3465) until a 3.0+
+        # leader proposed no ISR change while its last request was unanswered
+        # (KAFKA-12686): fewer enabled shrinks and joins, so other paths.
+        ("7c566ae810bab3ff", 4606, {"deadlock": 29, "depth": 171}, 3264),
         {},
     ),
 ]

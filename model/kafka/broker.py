@@ -89,12 +89,13 @@ class BrokerRules:
         """KIP-497 (2.7 Partition.expandIsrWithAlterIsr / shrinkIsrWithAlterIsr): the
         leader enters PendingExpandIsr or PendingShrinkIsr and sends AlterIsr; until
         the answer its maximal ISR (the larger of the two) holds the HW back.  It
-        proposes only while nothing is pending (``isInflight``) and, as before, while
-        its cached partition version is current (a request with a stale one is
-        refused and the leader then waits for the next LeaderAndIsr anyway)."""
+        proposes only while nothing is pending (``isInflight``), from 3.0 only while
+        no earlier request is unanswered (``alter_item``), and, as before, while its
+        cached partition version is current (a request with a stale one is refused and
+        the leader then waits for the next LeaderAndIsr anyway)."""
         r = s.replicas[i]
         request = (i, r.epoch, r.zk_current, isr, 0)
-        r = r.replace(pending_isr=isr)
+        r = r.replace(pending_isr=isr, alter_item=int(self.behaviour.one_isr_request_in_flight))
         return s.replace(
             alter_requests=s.alter_requests + (request,), replicas=put(s.replicas, i, r)
         )
@@ -338,6 +339,7 @@ def crashed(r: Replica, keep: int) -> Replica:
         epoch_start=-1,
         clean_shutdown=0,  # a crash writes no clean-shutdown file
         record_owed=0,  # the metadata image is rebuilt from the log on restart
+        alter_item=0,  # a new AlterPartitionManager; the controller may still answer the old
         inflight=NOTHING_IN_FLIGHT,  # requests and responses die with the connections
         pending_isr=0,
     )

@@ -250,6 +250,11 @@ class ControllerRules:
         s = s.replace(alter_requests=s.alter_requests[:at] + s.alter_requests[at + 1 :])
         b = self.behaviour
         lead = s.replicas[sender]
+        if lead.alter_item and all(req[ALTER_SENDER] != sender for req in s.alter_requests):
+            # The answer empties the sender's AlterPartitionManager item (3.0+), unless a
+            # request its new process sent after a restart is still queued behind this one.
+            lead = lead.replace(alter_item=0)
+            s = s.with_replica(sender, lead)
         waiting = lead.alive and lead.leader == sender and lead.epoch == epoch
         waiting = waiting and lead.pending_isr == isr
         if epoch != s.ctrl_epoch or not version_ok:

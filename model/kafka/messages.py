@@ -104,6 +104,7 @@ class MessageRules:
             not lead.isr >> f & 1
             and lead.zk_current
             and not lead.pending_isr
+            and not lead.alter_item  # 3.0+: an unanswered request (KAFKA-12686)
             and offset >= lead.hw
             and (not needs_epoch_start or offset >= lead.epoch_start)
         ):

@@ -125,6 +125,7 @@ class Behaviour:
     truncation_clears_end_epoch: bool
     hides_stale_hw: bool
     alter_isr: bool
+    one_isr_request_in_flight: bool
     diverged_fetch_moves_leader: bool
     hw_before_diverging_truncation: bool
     isr_needs_live_replicas: bool
@@ -331,6 +332,22 @@ TABLE: tuple[Row, ...] = (
                 "KIP-497 (KAFKA-8836): Partition.IsrState, AlterIsrManager (from IBP 2.7-IV2: "
                 "ApiVersion.isAlterIsrSupported; below it the leader writes ZooKeeper)",
                 "2.7-IV2",
+            ),
+        ),
+    ),
+    Row(
+        "one_isr_request_in_flight",
+        "a leader proposes no ISR change while its last AlterIsr / AlterPartition request "
+        "is unanswered, even after a new leader epoch reset its pending state",
+        False,
+        (
+            (
+                "3.0.0",
+                True,
+                "KAFKA-12686 (PR #10561): AlterIsrManager.clearPending removed, so "
+                "Partition.makeLeader no longer drops the queued item; submit refuses a "
+                "partition with one (unsentIsrUpdates.putIfAbsent: OPERATION_NOT_ATTEMPTED, "
+                "the leader keeps its committed ISR) until its response is handled",
             ),
         ),
     ),

@@ -174,6 +174,7 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                     epoch_start=0 if leader else -1,
                     clean_shutdown=0,
                     record_owed=0,
+                    alter_item=0,
                     inflight=NOTHING_IN_FLIGHT,
                     pending_isr=0,
                 )
@@ -275,8 +276,9 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                 ):
                     yield Action("write", (i,))
                 # ISR shrinks are conditional ZooKeeper writes (ref § ISR); from 2.7
-                # one change at a time is pending with the controller.
-                if r.zk_current and not r.pending_isr:
+                # one change at a time is pending with the controller, and from 3.0
+                # none while the last request is unanswered (KAFKA-12686).
+                if r.zk_current and not r.pending_isr and not r.alter_item:
                     for f in self.ids:
                         if f != i and r.isr >> f & 1 and r.remote_leo[f] < r.leo:
                             yield Action("shrink_isr", (i, f))

@@ -104,6 +104,11 @@ class Replica(NamedTuple):
     # (3.3.0 to 4.1.0; KAFKA-13790), so the replay re-applies the record's ISR and drops
     # whatever change the leader proposed since (``reapply_isr``).
     record_owed: int
+    # As leader, from 3.0 (KAFKA-12686): 1 from its AlterIsr / AlterPartition proposal
+    # until the controller answers it.  The broker's AlterPartitionManager holds the item
+    # that long, whatever happens to the partition meanwhile, and refuses another
+    # proposal for it (Behaviour.one_isr_request_in_flight).  A crash empties it.
+    alter_item: int
     inflight: tuple  # as follower: the response on its way to it (see NOTHING_IN_FLIGHT)
     remote_leo: tuple[int, ...]  # as leader: each follower's last fetch offset; () otherwise
     isr: int  # as leader: the ISR it believes in (bitmask); 0 otherwise

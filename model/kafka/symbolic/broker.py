@@ -88,7 +88,8 @@ class SymBroker(SymEpochs):
             alt_isr=tuple(self.ite(at == q, isr, x) for q, x in enumerate(s.alt_isr)),
             alt_restarted=tuple(self.ite(at == q, none, x) for q, x in enumerate(s.alt_restarted)),
         )
-        return s.with_replica(i, r.replace(pending_isr=isr))
+        item = self.a.boolean(self.behaviour.one_isr_request_in_flight)
+        return s.with_replica(i, r.replace(pending_isr=isr, alter_item=item))
 
     def _advance_leader_hw(self, r: SymReplica, me: int, acked: tuple) -> tuple[SymReplica, tuple]:
         """Mirrors BrokerRules._advance_leader_hw.
@@ -288,6 +289,7 @@ class SymBroker(SymEpochs):
             pending=(self.a.false,) * self.records,
             zk_current=self.a.false,
             record_owed=self.a.false,
+            alter_item=self.a.false,
             epoch_start=self.num(-1),
             pending_isr=self.none(),
             **self._no_inflight(),

@@ -265,6 +265,7 @@ class KafkaSymbolic(SymMessages):
                 leads,
                 r.zk_current,
                 z3.Not(self.some(r.pending_isr)),
+                z3.Not(r.alter_item),
                 r.isr[f],
                 r.remote[f] < r.log_len,
             )

@@ -133,6 +133,7 @@ class SymReplica:
     zk_current: Bool
     epoch_start: Num
     record_owed: Bool  # KRaft only (Layout.domain)
+    alter_item: Bool  # 3.0+ only (Layout.domain)
     if_kind: Num
     if_a: Num
     if_b: Num
@@ -326,6 +327,7 @@ class Layout:
                     zk_current=boolean(p + "zk_current"),
                     epoch_start=num(p + "epoch_start"),
                     record_owed=boolean(p + "record_owed"),
+                    alter_item=boolean(p + "alter_item"),
                     if_kind=num(p + "if_kind"),
                     if_a=num(p + "if_a"),
                     if_b=num(p + "if_b"),
@@ -445,6 +447,9 @@ class Layout:
             if r.record_owed and not self.config.kraft:
                 raise EncodingError(f"r{i}.record_owed: KRaft only")
             put(bool(r.record_owed))
+            if r.alter_item and not self.behaviour.one_isr_request_in_flight:
+                raise EncodingError(f"r{i}.alter_item: Kafka 3.0 and later only")
+            put(bool(r.alter_item))
             fl = r.inflight
             if not fl:
                 out.extend((0, 0, 0, 0, 0, 0))
@@ -507,7 +512,7 @@ class Layout:
             log = records(0, log_len)
             hw, hw_checkpoint, truncation, unwritten = take(4)
             pending = record_mask()
-            zk_current, epoch_start, record_owed = take(3)
+            zk_current, epoch_start, record_owed, alter_item = take(4)
             kind, fa, fb, fc, fd, flen = take(6)
             recs = records(fa, flen)  # empty unless a FETCH_RESPONSE (if_len 0)
             inflight: tuple = ()
@@ -539,6 +544,7 @@ class Layout:
                     epoch_start=epoch_start,
                     clean_shutdown=0,
                     record_owed=int(record_owed),
+                    alter_item=int(alter_item),
                     inflight=inflight,
                     remote_leo=remote,
                     isr=isr,
@@ -633,6 +639,8 @@ class Layout:
         for r in s.replicas:
             if not cfg.kraft:  # only a KRaft leader owes a metadata record's replay
                 facts.append(z3.Not(r.record_owed))
+            if not self.behaviour.one_isr_request_in_flight:  # KAFKA-12686, 3.0+
+                facts.append(z3.Not(r.alter_item))
             within(r.epoch, 0, E)
             within(r.log_len, 0, R)
             records_beyond(r.log_ep, r.log_id, a.val(0), r.log_len)
