@@ -13,6 +13,7 @@ from replcheck.model.kafka.releases import ON_FETCH, applies, behaviour
 from replcheck.model.kafka.state import DIVERGING, MUST_TRUNCATE
 from replcheck.traces.load import parse_action
 from replcheck.traces.replay import execute
+from tests.conftest import reachable
 
 
 def run(release: str, steps: list[str], **bounds):
@@ -345,3 +346,46 @@ def test_before_3_6_the_replay_needs_an_adopted_expansion():
     model, states = run("3.5.0", REPLAYED[:2], records=1, kraft=True)
     assert states[-1].ctrl_epoch == 2 and states[-1].replicas[0].record_owed == 0
     assert "reapply_isr" in model.action_kinds()
+
+
+def test_after_the_replay_the_leader_proposes_nothing_until_the_controller_answers():
+    """KAFKA-12686 (3.0+): the replay dropped the leader's pending expansion, but its
+    AlterPartitionManager still holds the unanswered request, so another proposal is
+    OPERATION_NOT_ATTEMPTED: no shrink, and a follower's fetch grows no ISR.  The
+    controller's answer empties the item."""
+    steps = [*REPLAYED, "reapply_isr(leader=r0)"]
+    model, states = run("4.1.0", steps, records=1)
+    lead = states[-1].replicas[0]
+    assert (lead.isr, lead.pending_isr, lead.alter_item) == (0b01, 0, 1)
+    assert len(states[-1].alter_requests) == 1
+    refetch = [*steps, "fetch_response(follower=r1)", "fetch_request(follower=r1, leader=r0)"]
+    _model, states = run("4.1.0", refetch, records=1)
+    assert states[-1].replicas[0].pending_isr == 0 and len(states[-1].alter_requests) == 1
+    _model, states = run("4.1.0", [*steps, "alter_isr(leader=r0)"], records=1)
+    assert states[-1].replicas[0].alter_item == 0 and not states[-1].alter_requests
+
+
+@pytest.mark.parametrize(
+    ("release", "kraft", "second"),
+    [
+        ("2.8.0", False, True),  # makeLeader's clearPending drops the item
+        ("3.0.0", False, False),
+        ("3.9.1", True, False),
+    ],
+)
+def test_a_second_request_queues_only_before_kafka_12686(release, kraft, second):
+    """Without crashes a leader is one process: some reachable state of 2.7/2.8 has two of
+    its requests queued (a new leader epoch cleared its pending state and its item), none
+    of 3.0+ has, and there ``alter_item`` says whether its request is queued."""
+    bounds = {"replicas": 2, "records": 1, "epochs": 3, "crashes": 0}
+    model = KafkaReplication(make_config({"mode": release, "kraft": kraft, **bounds}))
+    doubled, agrees = False, True
+    for s in reachable(model):
+        senders = [req[0] for req in s.alter_requests]
+        doubled = doubled or len(senders) != len(set(senders))
+        if behaviour(release).one_isr_request_in_flight:
+            agrees = agrees and all(
+                r.alter_item == (i in senders) for i, r in enumerate(s.replicas)
+            )
+    assert doubled == second
+    assert agrees

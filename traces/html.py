@@ -307,6 +307,11 @@ def _replica_detail(i: int, r: Replica) -> str:
     if r.leader == i and r.pending_isr:
         wanted = ",".join(f"r{m}" for m in members(r.pending_isr))
         lines.append(f'<div class="nw">awaits ISR {{{wanted}}}</div>')
+    if r.leader == i and r.alter_item and not r.pending_isr:
+        lines.append(
+            '<div class="nw" title="its last AlterPartition request is unanswered: it proposes '
+            'no ISR change until the controller answers (KAFKA-12686)">request unanswered</div>'
+        )
     if r.leader == i and r.record_owed:
         lines.append(
             '<div class="nw" title="its ISR came from the AlterPartition response; '

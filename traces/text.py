@@ -200,6 +200,8 @@ def state_changes(prev: State, s: State) -> list[str]:
             out.append(f"r{i} took its ISR from the controller's answer; the record is to come")
         if a.pending_isr and not b.pending_isr and b.alive and b.leader == i:
             out.append(f"r{i} no longer waits for ISR {_set(a.pending_isr)}")
+            if b.alter_item:
+                out.append(f"r{i} proposes nothing more until the controller answers")
         if a.remote_leo != b.remote_leo and b.remote_leo and len(a.remote_leo) == len(b.remote_leo):
             for f, (x, y) in enumerate(zip(a.remote_leo, b.remote_leo, strict=True)):
                 if x != y:
