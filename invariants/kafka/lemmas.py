@@ -199,6 +199,7 @@ def crashed_replica_blank(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
             _none(r.pending_isr),
             z3.Not(r.zk_current),
             z3.Not(r.record_owed),
+            z3.Not(r.alter_item),
             r.epoch_start == -1,
             r.truncation == TRUNCATED,
         )
@@ -969,9 +970,10 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
     SymbolicLemma(
         "crashed-replica-blank",
         "A crashed broker holds nothing in memory: no leader, HW 0, nothing in flight, no "
-        "ISR, followers' offsets or metadata record owed (broker.crashed; restart sets only "
-        "alive and the HW); a restarted one not yet told its role has its checkpointed HW "
-        "(or less) and no cached epoch without records (log recovery drops it).",
+        "ISR, followers' offsets, metadata record owed or AlterPartition item "
+        "(broker.crashed; restart sets only alive and the HW); a restarted one not yet told "
+        "its role has its checkpointed HW (or less) and no cached epoch without records (log "
+        "recovery drops it).",
         crashed_replica_blank,
     ),
     SymbolicLemma(
