@@ -73,6 +73,11 @@ class SymBroker(SymEpochs):
         r, acked = self._advance_leader_hw(r.replace(isr=isr), i, s.acked)
         return s.replace(ctrl_isr=isr, ctrl_isr_written=self.a.true, acked=acked).with_replica(i, r)
 
+    def _no_isr_item(self, r: SymReplica) -> Bool:
+        """The guard ``not r.alter_item``: only from 3.0 (KAFKA-12686); before, the
+        item is always empty and the formula needs no term for it."""
+        return z3.Not(r.alter_item) if self.behaviour.one_isr_request_in_flight else self.a.true
+
     def _propose_isr(self, s: SymState, i: int, isr: tuple) -> SymState:
         """Mirrors BrokerRules._propose_isr: append (i, epoch, zk_current, isr, 0) to the
         request slots.  Past the last slot the request is lost and ``alt_len`` leaves

@@ -215,9 +215,10 @@ class SymController(SymBroker):
             alt_restarted=removed(s.alt_restarted, none),
         )
         lead = s.replicas[sender]
-        # The answer empties the sender's item unless its new process queued another.
-        lead = lead.replace(alter_item=z3.And(lead.alter_item, self._has_request(s, sender)))
-        s = s.with_replica(sender, lead)
+        if b.one_isr_request_in_flight:
+            # The answer empties the sender's item unless its new process queued another.
+            lead = lead.replace(alter_item=z3.And(lead.alter_item, self._has_request(s, sender)))
+            s = s.with_replica(sender, lead)
         waiting = z3.And(
             lead.alive, lead.leader == sender, lead.epoch == epoch, self.m_eq(lead.pending_isr, isr)
         )

@@ -84,7 +84,7 @@ class SymMessages(SymController):
             z3.Not(lead.isr[f]),
             lead.zk_current,
             z3.Not(self.some(lead.pending_isr)),
-            z3.Not(lead.alter_item),
+            self._no_isr_item(lead),
             offset >= lead.hw,
         )
         if b.isr_join_needs_epoch_start:

@@ -265,7 +265,7 @@ class KafkaSymbolic(SymMessages):
                 leads,
                 r.zk_current,
                 z3.Not(self.some(r.pending_isr)),
-                z3.Not(r.alter_item),
+                self._no_isr_item(r),
                 r.isr[f],
                 r.remote[f] < r.log_len,
             )
