@@ -77,6 +77,11 @@ class OptionalBuildExt(build_ext):
     headers) leaves its module pure Python.  ``Extension(optional=True)`` is not
     enough: setuptools lets a failed compiler command through as CalledProcessError."""
 
+    def finalize_options(self) -> None:
+        super().finalize_options()
+        if not self.parallel:  # one compiler per core: the modules are independent
+            self.parallel = os.cpu_count() or 1
+
     def build_extension(self, ext: Extension) -> None:
         try:
             super().build_extension(ext)
