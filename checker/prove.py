@@ -28,6 +28,7 @@ import multiprocessing
 import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
+from multiprocessing.connection import wait
 
 import z3
 
@@ -500,12 +501,63 @@ def _induction_step(
 
 
 def _forked_answers(job: _StepJob, total: int, workers: int) -> Iterator[_StepAnswer]:
+    """The answers for actions 0 .. total-1 from forked workers, as they come.
+
+    Each worker takes the next action from a shared counter and sends its answers down
+    its own pipe; closing the generator kills the workers wherever they are.  Nothing
+    the parent waits on is shared with them: ``multiprocessing.Pool.terminate`` could
+    hang for good on a queue lock that a worker it killed held while sending a result.
+    """
     global _JOB
     _JOB = job
-    pool = multiprocessing.get_context("fork").Pool(workers)
+    context = multiprocessing.get_context("fork")
+    claim, counter = context.Lock(), context.RawValue("i", 0)
+    processes, pipes = [], []
     try:
-        yield from pool.imap_unordered(_step_worker, range(total))
+        for _ in range(workers):
+            reader, writer = context.Pipe(duplex=False)
+            process = context.Process(
+                target=_step_loop, args=(claim, counter, total, writer), daemon=True
+            )
+            process.start()
+            writer.close()
+            processes.append(process)
+            pipes.append(reader)
+        live, answered = list(pipes), 0
+        while answered < total:
+            if not live:
+                codes = [p.exitcode for p in processes]
+                raise ReplcheckError(f"prove: a worker process stopped (exit codes {codes})")
+            for pipe in wait(live):
+                try:
+                    answer = pipe.recv()
+                except EOFError:  # that worker is done (or died): the others go on
+                    live.remove(pipe)
+                    continue
+                if isinstance(answer, BaseException):
+                    raise answer
+                answered += 1
+                yield answer
     finally:
         _JOB = None
-        pool.terminate()
-        pool.join()
+        for process in processes:
+            process.kill()
+        for process in processes:
+            process.join()
+        for pipe in pipes:
+            pipe.close()
+
+
+def _step_loop(claim, counter, total: int, out) -> None:  # noqa: ANN001 - fork's objects
+    """A worker: answer the next unclaimed action until none is left."""
+    while True:
+        with claim:
+            index = counter.value
+            counter.value = index + 1
+        if index >= total:
+            return
+        try:
+            answer: _StepAnswer | BaseException = _step_worker(index)
+        except Exception as e:  # noqa: BLE001 - the parent raises it
+            answer = e
+        out.send(answer)
