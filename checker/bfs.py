@@ -30,7 +30,7 @@ from replcheck.checker.storage import Storage
 from replcheck.checker.visited import MASK64, NO_PARENT, as_key
 from replcheck.invariants import Invariant
 from replcheck.model.errors import ReplcheckError
-from replcheck.model.interface import Action, Model
+from replcheck.model.interface import Action, Model, state_codec
 
 
 @dataclass
@@ -155,7 +155,7 @@ def bfs(
     if symmetry is None:  # the model's choice (Kafka: on; the TLA+ spec: off, as TLC)
         symmetry = model.default_symmetry
     canon = model.representative if symmetry else _same
-    space = Storage(ram_budget, spill_dir)
+    space = Storage(ram_budget, spill_dir, state_codec(model))
     found: dict[str, tuple[int, str]] = {}  # invariant id -> (fingerprint, message)
     pending = list(invariants)
 

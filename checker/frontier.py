@@ -1,23 +1,25 @@
 """A BFS level: (parent fingerprint, state) pairs in arrival order, compressed, spilled to disk.
 
-A Kafka state is about a kilobyte of Python objects but about 30 bytes pickled and
-zlib-compressed in chunks of 512 (pickling and compressing cost a few
-microseconds a state), so a long level keeps its states as compressed chunks.  Past
-its RAM budget a level writes its chunks to a file instead (the spill folder), as
-TLC's disk-backed state queue does, and reads them back in order: a search is then
-limited by disk, not RAM.  A level is read from the front (:meth:`Level.take`), so a
-level half expanded is still a level: what :meth:`Level.save` writes to a checkpoint.
+A Kafka state is about a kilobyte of Python objects but about 36 bytes serialized and
+zlib-compressed in chunks of 512 (a few microseconds a state: ``marshal`` of the plain
+tuples a model can give, model.interface.state_codec, else ``pickle``), so a long
+level keeps its states as compressed chunks.  Past its RAM budget a level writes its
+chunks to a file instead (the spill folder), as TLC's disk-backed state queue does,
+and reads them back in order: a search is then limited by disk, not RAM.  A level is
+read from the front (:meth:`Level.take`), so a level half expanded is still a level:
+what :meth:`Level.save` writes to a checkpoint.
 """
 
 from __future__ import annotations
 
+import marshal
 import os
 import pickle
 import struct
 import tempfile
 import zlib
 from collections import deque
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextlib import suppress
 from pathlib import Path
 
@@ -26,12 +28,22 @@ Item = tuple[int, Hashable]  # (parent's fingerprint, or NO_PARENT; state)
 _HEADER = struct.Struct("<QQ")  # a saved chunk: its size in bytes, its items
 
 
-def _pack(items: list[Item]) -> bytes:
-    return zlib.compress(pickle.dumps(items, pickle.HIGHEST_PROTOCOL), 3)
+# A model's (plain_state, state_from_plain) pair (model.interface.state_codec), or None.
+Codec = tuple[Callable[[Hashable], Hashable], Callable[[Hashable], Hashable]] | None
 
 
-def _unpack(data: bytes) -> list[Item]:
-    return pickle.loads(zlib.decompress(data))
+def _pack(items: list[Item], codec: Codec = None) -> bytes:
+    if codec is None:
+        return zlib.compress(pickle.dumps(items, pickle.HIGHEST_PROTOCOL), 3)
+    plain = codec[0]
+    return zlib.compress(marshal.dumps([(fp, plain(state)) for fp, state in items]), 3)
+
+
+def _unpack(data: bytes, codec: Codec = None) -> list[Item]:
+    if codec is None:
+        return pickle.loads(zlib.decompress(data))
+    back = codec[1]
+    return [(fp, back(state)) for fp, state in marshal.loads(zlib.decompress(data))]
 
 
 class _SpillFile:
@@ -71,17 +83,21 @@ class Level:
     """One BFS level, read from the front.  ``ram_limit``: bytes of compressed chunks kept in
     RAM before the rest go to a file in ``spill_dir`` (None: never spill)."""
 
-    # Small chunks compress as well as large ones (28.6 bytes a 4.1.0 state at 512, 28.1
+    # Small chunks compress as well as large ones (pickled, 28.6 bytes a 4.1.0 state at 512, 28.1
     # at 4,096) and spread the cost: a parallel search's workers wait for the slowest in
     # each round, and sealing 4,096 states at once stalled one for ~30 ms (issue 24).
     CHUNK = 512
     PICKLE_FROM = 65_536  # states in the level before chunks are compressed at all
 
     def __init__(
-        self, ram_limit: int | None = None, spill_dir: str | os.PathLike | None = None
+        self,
+        ram_limit: int | None = None,
+        spill_dir: str | os.PathLike | None = None,
+        codec: Codec = None,
     ) -> None:
         self.ram_limit = ram_limit
         self.spill_dir = spill_dir
+        self.codec = codec  # how chunks serialize states (pickle where None)
         # each chunk: (items, compressed bytes in RAM) or (items, (file, offset, size))
         self.chunks: deque[tuple[int, bytes | tuple[_SpillFile, int, int]]] = deque()
         self.spill: _SpillFile | None = None  # where this level writes past its budget
@@ -113,7 +129,7 @@ class Level:
 
     def _seal(self) -> None:
         """Compress the buffer into a chunk, in RAM or, past the budget, in the spill file."""
-        data, count = _pack(self.buffer), len(self.buffer)
+        data, count = _pack(self.buffer, self.codec), len(self.buffer)
         self.buffer = []
         if self.ram_limit is not None and self.ram_bytes + len(data) > self.ram_limit:
             if self.spill is None:
@@ -133,7 +149,7 @@ class Level:
     def _load(self, chunk: bytes | tuple[_SpillFile, int, int]) -> list[Item]:
         if isinstance(chunk, bytes):
             self.ram_bytes -= len(chunk)
-        return _unpack(self._bytes(chunk))
+        return _unpack(self._bytes(chunk), self.codec)
 
     def take(self, count: int) -> list[Item]:
         """The first ``count`` items (fewer if the level holds fewer), removed from it."""
@@ -190,11 +206,11 @@ class Level:
         compressed chunks.  The level is unchanged."""
         with open(path, "wb") as f:
             if self.pos < len(self.head):
-                _write_chunk(f, len(self.head) - self.pos, _pack(self.head[self.pos :]))
+                _write_chunk(f, len(self.head) - self.pos, _pack(self.head[self.pos :], self.codec))
             for count, chunk in self.chunks:
                 _write_chunk(f, count, self._bytes(chunk))
             if self.buffer:
-                _write_chunk(f, len(self.buffer), _pack(self.buffer))
+                _write_chunk(f, len(self.buffer), _pack(self.buffer, self.codec))
             f.flush()
             os.fsync(f.fileno())
 
@@ -204,10 +220,11 @@ class Level:
         paths: Iterable[str | os.PathLike],
         ram_limit: int | None = None,
         spill_dir: str | os.PathLike | None = None,
+        codec: Codec = None,
     ) -> Level:
         """One level of the items in files :meth:`save` wrote, in order (the files are
-        read in place and left there)."""
-        level = cls(ram_limit, spill_dir)
+        read in place and left there; ``codec`` as they were written)."""
+        level = cls(ram_limit, spill_dir, codec)
         for path in paths:
             source = _SpillFile.existing(Path(path))
             level.sources.append(source)

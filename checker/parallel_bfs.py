@@ -51,7 +51,7 @@ from replcheck.checker.checkpoint import CheckpointWriter, Saved
 from replcheck.checker.storage import Storage
 from replcheck.invariants import Invariant
 from replcheck.model.errors import InputError, ReplcheckError
-from replcheck.model.interface import Model
+from replcheck.model.interface import Model, state_codec
 
 # States one worker expands per round: rounds are where limits, progress and Ctrl-C
 # are looked at, so they should take under a second (about half a second compiled, on
@@ -323,7 +323,9 @@ class _Cluster:
         spill_dir: str | os.PathLike | None = None,
     ) -> None:
         self.n = workers
-        self.storage = Storage(None if ram_budget is None else ram_budget // workers, spill_dir)
+        self.storage = Storage(
+            None if ram_budget is None else ram_budget // workers, spill_dir, state_codec(model)
+        )
         self.model = model
         self.invariants = invariants
         self.symmetry = symmetry

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from replcheck.checker.checkpoint import CheckpointWriter, Saved
-from replcheck.checker.frontier import Level
+from replcheck.checker.frontier import Codec, Level
 from replcheck.checker.spill import SpillingVisited, saved_entries
 from replcheck.model.errors import InputError
 
@@ -22,8 +22,14 @@ class Storage:
     """Where a search keeps its states: RAM up to ``ram_budget`` (two thirds for the
     visited set, a sixth for each level), then the spill folder."""
 
-    def __init__(self, ram_budget: int | None, spill_dir: str | os.PathLike | None) -> None:
+    def __init__(
+        self,
+        ram_budget: int | None,
+        spill_dir: str | os.PathLike | None,
+        codec: Codec = None,
+    ) -> None:
         self.spill_dir = spill_dir
+        self.codec = codec  # the model's state codec (model.interface.state_codec)
         self.visited_ram = None if ram_budget is None else ram_budget * 2 // 3
         self.level_ram = None if ram_budget is None else ram_budget // 6
         self.peak = 0
@@ -32,10 +38,10 @@ class Storage:
         return SpillingVisited(self.visited_ram, self.spill_dir)
 
     def level(self) -> Level:
-        return Level(self.level_ram, self.spill_dir)
+        return Level(self.level_ram, self.spill_dir, self.codec)
 
     def load_level(self, paths: list[Path]) -> Level:
-        return Level.load(paths, self.level_ram, self.spill_dir)
+        return Level.load(paths, self.level_ram, self.spill_dir, self.codec)
 
     def resume(self, saved: Saved) -> tuple[SpillingVisited, Level, Level, Level]:
         """The visited set, the level to expand, the next level so far and the states to
@@ -56,6 +62,7 @@ class Storage:
                     [saved.path(p[name]) for p in parts if p.get(name)],
                     self.level_ram,
                     self.spill_dir,
+                    self.codec,
                 )
                 for name in ("frontier", "next", "retry")
             ]

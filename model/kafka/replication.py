@@ -36,6 +36,8 @@ from replcheck.model.kafka.state import (
     UNKNOWN_LEO,
     Replica,
     State,
+    plain_state,
+    state_from_plain,
     true_leader,
 )
 from replcheck.model.kafka.symmetry import canonical, representative
@@ -203,6 +205,9 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
     representative = staticmethod(representative)
     canonical = staticmethod(canonical)
     default_symmetry = True
+    # How a search's levels serialize states (see model.interface.Model).
+    plain_state = staticmethod(plain_state)
+    state_from_plain = staticmethod(state_from_plain)
 
     def action_kinds(self) -> tuple[str, ...]:
         """The action names this configuration can ever take (coverage reports name only these)."""
