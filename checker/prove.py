@@ -511,14 +511,12 @@ def _forked_answers(job: _StepJob, total: int, workers: int) -> Iterator[_StepAn
     global _JOB
     _JOB = job
     context = multiprocessing.get_context("fork")
-    claim, counter = context.Lock(), context.RawValue("i", 0)
+    counter = context.Value("i", 0)  # the next action to take, under its own lock
     processes, pipes = [], []
     try:
         for _ in range(workers):
             reader, writer = context.Pipe(duplex=False)
-            process = context.Process(
-                target=_step_loop, args=(claim, counter, total, writer), daemon=True
-            )
+            process = context.Process(target=_step_loop, args=(counter, total, writer), daemon=True)
             process.start()
             writer.close()
             processes.append(process)
@@ -548,10 +546,10 @@ def _forked_answers(job: _StepJob, total: int, workers: int) -> Iterator[_StepAn
             pipe.close()
 
 
-def _step_loop(claim, counter, total: int, out) -> None:  # noqa: ANN001 - fork's objects
+def _step_loop(counter, total: int, out) -> None:  # noqa: ANN001 - fork's objects
     """A worker: answer the next unclaimed action until none is left."""
     while True:
-        with claim:
+        with counter.get_lock():
             index = counter.value
             counter.value = index + 1
         if index >= total:
