@@ -28,8 +28,13 @@ def main() -> None:
     from replcheck.checker.parallel_bfs import parallel_bfs
     from replcheck.invariants import select
     from replcheck.model import KafkaReplication, make_config
+    from replcheck.model.errors import ReplcheckError
 
-    model = KafkaReplication(make_config({"mode": args.kafka, "replicas": args.replicas}))
+    try:
+        config = make_config({"mode": args.kafka, "replicas": args.replicas})
+    except ReplcheckError as e:  # a bad release or replica count: one line, exit 2
+        parser.error(str(e))
+    model = KafkaReplication(config)
     print(f"kafka {args.kafka}, {args.replicas} replicas, {args.workers} workers", flush=True)
     print("| depth | level | states so far | ratio | seconds | states/s |", flush=True)
     print("|---:|---:|---:|---:|---:|---:|", flush=True)

@@ -49,6 +49,13 @@ def main() -> None:
     search = DEFAULT_SEARCH
     if args.kafka:
         search = {"mode": args.kafka, "replicas": args.replicas or 2}
+    from replcheck.model import make_config
+    from replcheck.model.errors import ReplcheckError
+
+    try:
+        make_config(search)  # a bad release or replica count: one line, exit 2
+    except ReplcheckError as e:
+        parser.error(str(e))
     if args.one:
         print(json.dumps(run_one(args.one, search, args.max_states)))
         return
