@@ -173,7 +173,8 @@ def parse_action(
                 "leader=r0)' or 'fetch 1 0')"
             )
         name, inner = match.group(1), match.group(2) or ""
-        parts = [p.strip() for p in inner.split(",") if p.strip()]
+        # Commas inside a set (``followers={r1,r2}``) do not separate parameters.
+        parts = [p.strip() for p in re.split(r",(?![^{]*\})", inner) if p.strip()]
     named: dict[str, int] = {}
     positional: list[int] = []
     for part in parts:
@@ -189,6 +190,13 @@ def parse_action(
 
 def _value(text: str, where: str) -> int:
     low = text.lower()
+    if low.startswith("{") and low.endswith("}"):  # a set of replicas, as a bitmask
+        mask = 0
+        for member in (m.strip() for m in low[1:-1].split(",") if m.strip()):
+            if not re.fullmatch(r"r?\d{1,2}", member):
+                raise TraceError(f"{where}: {clip(text)}: {clip(member)} is not a replica")
+            mask |= 1 << int(member.lstrip("r"))
+        return mask
     if low in ("-", "none", "nobody"):
         return NO_LEADER
     if re.fullmatch(rf"r?-?\d{{1,{MAX_DIGITS}}}", low):
@@ -268,6 +276,14 @@ def _check_range(action: Action, config: AnyConfig, where: str) -> None:
         if name == "keep":
             if value < 0:
                 raise TraceError(f"{where}: {action.name}: keep must be >= 0 (got {value})")
+            continue
+        if name == "followers":  # a set of replicas: a bitmask of two or more
+            if not 0 < value < 1 << config.replicas or value.bit_count() < 2:
+                raise TraceError(
+                    f"{where}: {action.name}: followers={value} is not a set of two or more "
+                    f"replicas of this configuration (e.g. {{r1,r2}}; replicas 0.."
+                    f"{config.replicas - 1})"
+                )
             continue
         low = NO_LEADER if (action.name, name) in _MAY_BE_NOBODY else 0
         if not low <= value < config.replicas:

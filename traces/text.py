@@ -34,7 +34,10 @@ def describe_action(action: Action, params: dict[str, tuple[str, ...]] | None = 
     """``fetch(follower=r1, leader=r0)``; with another model's ``params``, values as numbers."""
     shown = []
     for name, value in zip((params or ACTION_PARAMS)[action.name], action.args, strict=True):
-        text = str(value) if params is not None or name == "keep" else _who(value)
+        if params is not None or name == "keep":
+            text = str(value)
+        else:
+            text = _set(value) if name == "followers" else _who(value)
         shown.append(f"{name}={text}")
     return f"{action.name}({', '.join(shown)})"
 

@@ -76,8 +76,22 @@ class BrokerRules:
         version is current; a refused write changes nothing (the leader keeps its
         ISR).  From 2.7 it is a request to the controller (:meth:`_propose_isr`).
         """
+        return self._shrink_isr(s, i, 1 << f)
+
+    def _do_shrink_isr_set(self, s: State, i: int, followers: int) -> State:
+        """ref § ISR maintenance: drop several lagging followers in one ISR change, as
+        Partition.maybeShrinkIsr does with every replica out of sync at that moment
+        (``isr -- outOfSyncReplicaIds``: 0.10.2 ``maybeShrinkIsr``, 2.7
+        ``shrinkIsr(outOfSyncReplicaIds)``, 3.x/4.x ``prepareIsrShrink``).  Two single
+        shrinks reach the same ISR, but not the same states: below min.insync.replicas
+        the ELR gains every removed member at once (KIP-966), a write below the middle
+        ISR's HW is not acknowledged, and from 2.7 the smaller ISR is pending while the
+        larger one is committed."""
+        return self._shrink_isr(s, i, followers)
+
+    def _shrink_isr(self, s: State, i: int, followers: int) -> State:
         r = s.replicas[i]
-        isr = r.isr & ~(1 << f)
+        isr = r.isr & ~followers
         if self.behaviour.alter_isr:
             return self._propose_isr(s, i, isr)
         r, acked = self._advance_leader_hw(r.replace(isr=isr), r.remote_leo, s.acked)

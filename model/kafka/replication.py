@@ -53,6 +53,7 @@ ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     "fetch": ("follower", "leader"),
     "truncate": ("follower", "leader"),
     "shrink_isr": ("leader", "follower"),
+    "shrink_isr_set": ("leader", "followers"),
     "alter_isr": ("leader",),
     "apply_isr": ("leader",),
     "reapply_isr": ("leader",),
@@ -81,6 +82,9 @@ ACTION_DOCS: dict[str, str] = {
     "truncate": "coarse model (--atomic): the whole epoch exchange and truncation in one step",
     "shrink_isr": "leader removes a lagging follower from the ISR (conditional on its zkVersion; "
     "from 2.7 it proposes the change to the controller)",
+    "shrink_isr_set": "leader removes several lagging followers from the ISR in one change "
+    "(`followers`, a set of two or more), as Partition.maybeShrinkIsr removes every "
+    "out-of-sync replica at once",
     "alter_isr": "controller handles a leader's AlterIsr / AlterPartition request and answers",
     "apply_isr": "leader applies an ISR change of its own leader epoch from its metadata record "
     "(KRaft: a fenced follower's removal from metadata.version 3.6-IV0, or a change whose "
@@ -111,10 +115,24 @@ OPTION_ACTIONS: dict[str, str] = {"shutdown": "clean_shutdown", "replace_disk": 
 # Actions only some releases have, for the same reason: what each needs (as a trace
 # error names it) and the test of a configuration for it.
 _KRAFT = "KRaft mode (kraft = true, --kraft)"
-RELEASE_ACTIONS: dict[str, str] = {"apply_isr": _KRAFT, "reapply_isr": _KRAFT}
-_RELEASE_TESTS: dict[str, Callable[[Config], bool]] = {
-    name: lambda config: config.kraft for name in RELEASE_ACTIONS
+_THREE = "configurations of three or more replicas (replicas = 3, --replicas 3)"
+RELEASE_ACTIONS: dict[str, str] = {
+    "apply_isr": _KRAFT,
+    "reapply_isr": _KRAFT,
+    "shrink_isr_set": _THREE,
 }
+_RELEASE_TESTS: dict[str, Callable[[Config], bool]] = {
+    "apply_isr": lambda config: config.kraft,
+    "reapply_isr": lambda config: config.kraft,
+    "shrink_isr_set": lambda config: config.replicas >= 3,
+}
+
+
+def _subsets_of_two_or_more(mask: int) -> Iterator[int]:
+    """The sub-masks of ``mask`` with at least two members, in ascending order."""
+    for sub in range(3, mask + 1):
+        if sub & mask == sub and sub & (sub - 1):
+            yield sub
 
 
 def _release_has(config: Config, name: str) -> bool:
@@ -283,10 +301,20 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                 # ISR shrinks are conditional ZooKeeper writes (ref § ISR); from 2.7
                 # one change at a time is pending with the controller, and from 3.0
                 # none while the last request is unanswered (KAFKA-12686).
+                # Partition.maybeShrinkIsr removes every follower out of sync at that
+                # moment (getOutOfSyncReplicas: behind the leader's LEO for longer than
+                # replica.lag.time.max.ms) in one change.  Time is not modelled, so any
+                # non-empty set of lagging ISR followers may be the one removed: one
+                # (shrink_isr) or several (shrink_isr_set).
                 if r.zk_current and not r.pending_isr and not r.alter_item:
+                    lagging = 0
                     for f in self.ids:
                         if f != i and r.isr >> f & 1 and r.remote_leo[f] < r.leo:
+                            lagging |= 1 << f
                             yield Action("shrink_isr", (i, f))
+                    if lagging & (lagging - 1):  # two or more: every set of two or more
+                        for followers in _subsets_of_two_or_more(lagging):
+                            yield Action("shrink_isr_set", (i, followers))
             elif r.leader != NO_LEADER:
                 yield from self._follower_actions(s, i, r)
 

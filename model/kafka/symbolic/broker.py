@@ -23,6 +23,7 @@ from replcheck.model.kafka.state import (
     NOT_TRUNCATED,
     TRUNCATED,
     UNKNOWN_LEO,
+    members,
 )
 from replcheck.model.kafka.symbolic.epochs import SymEpochs, view
 from replcheck.model.kafka.symbolic.state import Bool, Num, SymReplica, SymState
@@ -66,8 +67,17 @@ class SymBroker(SymEpochs):
 
     def _do_shrink_isr(self, s: SymState, i: int, f: int) -> SymState:
         """Mirrors BrokerRules._do_shrink_isr."""
+        return self._shrink_isr(s, i, [f])
+
+    def _do_shrink_isr_set(self, s: SymState, i: int, followers: int) -> SymState:
+        """Mirrors BrokerRules._do_shrink_isr_set."""
+        return self._shrink_isr(s, i, members(followers))
+
+    def _shrink_isr(self, s: SymState, i: int, followers: list[int]) -> SymState:
         r = s.replicas[i]
-        isr = self.m_without(r.isr, f)
+        isr = r.isr
+        for f in followers:
+            isr = self.m_without(isr, f)
         if self.behaviour.alter_isr:
             return self._propose_isr(s, i, isr)
         r, acked = self._advance_leader_hw(r.replace(isr=isr), i, s.acked)

@@ -27,6 +27,7 @@ from replcheck.model.kafka.state import (
     NO_LEADER,
     TRUNCATE_PENDING,
     State,
+    members,
 )
 from replcheck.model.kafka.symbolic.epochs import view
 from replcheck.model.kafka.symbolic.messages import SymMessages
@@ -127,6 +128,9 @@ class KafkaSymbolic(SymMessages):
                 add("write", i)
             for f in others:
                 add("shrink_isr", i, f)
+            for followers in range(1 << len(self.ids)):
+                if not followers >> i & 1 and followers.bit_count() >= 2:
+                    add("shrink_isr_set", i, followers)
             for leader in others:
                 add("fetch_request", i, leader)
                 add("fetch", i, leader)
@@ -258,16 +262,15 @@ class KafkaSymbolic(SymMessages):
             )
         if name == "reapply_isr":
             return z3.And(alive, leads, r.record_owed, self.some(r.pending_isr))
-        if name == "shrink_isr":
-            f = args[1]
+        if name in ("shrink_isr", "shrink_isr_set"):
+            followers = [args[1]] if name == "shrink_isr" else members(args[1])
             return z3.And(
                 alive,
                 leads,
                 r.zk_current,
                 z3.Not(self.some(r.pending_isr)),
                 self._no_isr_item(r),
-                r.isr[f],
-                r.remote[f] < r.log_len,
+                *[z3.And(r.isr[f], r.remote[f] < r.log_len) for f in followers],
             )
         follows = z3.And(alive, z3.Not(leads), r.leader != NO_LEADER)
         if name == "fetch_response":
