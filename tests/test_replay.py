@@ -12,6 +12,7 @@ from replcheck.model import KafkaReplication, make_config
 from replcheck.traces.itf import trace_to_itf
 from replcheck.traces.load import TraceError, load_trace, parse_action
 from replcheck.traces.replay import execute, replay_trace
+from replcheck.traces.text import describe_action
 from tests.conftest import A
 from tests.test_seed_scenarios import DATA_LOSS, DATA_LOSS_STEPS
 
@@ -99,10 +100,49 @@ def test_json_action_list_and_implied_initial_state(tmp_path):
         ("fetch 1 0", A("fetch", 1, 0)),
         ("notice_crash(replica=r0, new_leader=-)", A("notice_crash", 0, -1)),
         ("restart(replica=r1)", A("restart", 1)),
+        ("shrink_isr_set(leader=r0, followers={r1,r2})", A("shrink_isr_set", 0, 6)),
+        ("shrink_isr_set(leader=r0, followers={ r1, r2 })", A("shrink_isr_set", 0, 6)),
+        ("shrink_isr_set 0 6", A("shrink_isr_set", 0, 6)),
     ],
 )
 def test_parse_action(text, action):
     assert parse_action(text) == action
+
+
+def test_a_set_of_followers_reads_back_as_the_trace_shows_it():
+    action = A("shrink_isr_set", 1, 0b1101)
+    shown = describe_action(action)
+    assert shown == "shrink_isr_set(leader=r1, followers={r0,r2,r3})"
+    assert parse_action(shown) == action
+
+
+@pytest.mark.parametrize(
+    "followers,expected",
+    [
+        ("{r1}", "followers={r1} is not a set of two or more replicas"),
+        ("{r1,r7}", "followers={r1,r7} is not a set of two or more replicas"),
+        ("{r1,x}", "'x' is not a replica"),
+    ],
+)
+def test_a_bad_set_of_followers_is_one_line(tmp_path, capsys, followers, expected):
+    trace = tmp_path / "t.toml"
+    trace.write_text(
+        'config = { kafka = "4.1.0", replicas = 3 }\n'
+        f'actions = ["shrink_isr_set(leader=r0, followers={followers})"]\n'
+    )
+    assert main(["replay", str(trace)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and expected in err and "t.toml: actions[1]" in err
+
+
+def test_a_set_shrink_needs_three_replicas(tmp_path, capsys):
+    trace = tmp_path / "t.toml"
+    trace.write_text(
+        'config = { kafka = "4.1.0", replicas = 2 }\n'
+        'actions = ["shrink_isr_set(leader=r0, followers={r1,r2})"]\n'
+    )
+    assert main(["replay", str(trace)]) == 2
+    assert "exists only in configurations of three or more replicas" in capsys.readouterr().err
 
 
 def test_no_invariant_recorded_is_informational(tmp_path, capsys):

@@ -269,6 +269,12 @@ def _invariant(
     return inv, violation if isinstance(violation, str) else None
 
 
+def _members_text(mask: int) -> str:
+    if mask <= 0:
+        return str(mask)
+    return "{" + ",".join(f"r{i}" for i in range(mask.bit_length()) if mask >> i & 1) + "}"
+
+
 def _check_range(action: Action, config: AnyConfig, where: str) -> None:
     if not isinstance(config, Config):
         return  # the spec's actions are checked by replaying them (each must be enabled)
@@ -280,7 +286,8 @@ def _check_range(action: Action, config: AnyConfig, where: str) -> None:
         if name == "followers":  # a set of replicas: a bitmask of two or more
             if not 0 < value < 1 << config.replicas or value.bit_count() < 2:
                 raise TraceError(
-                    f"{where}: {action.name}: followers={value} is not a set of two or more "
+                    f"{where}: {action.name}: followers={_members_text(value)} is not a set "
+                    "of two or more "
                     f"replicas of this configuration (e.g. {{r1,r2}}; replicas 0.."
                     f"{config.replicas - 1})"
                 )
