@@ -18,8 +18,10 @@ different corners (no checkpoints, no fetches, only crashes and elections...).
 A walk whose enabled actions are all switched off picks uniformly among them.
 The weights are drawn over every action name of the model (the registry's
 ``action_params``, in its fixed order), not only this configuration's kinds: a
-kind's weight in walk ``i`` of seed ``S`` is then the same in every
-configuration of the model (hw and kip320 switch the same kinds off).
+kind's weight in walk ``i`` of seed ``S`` is then the same in the configurations
+that name the same kinds (hw and kip320 switch the same kinds off).  Kinds that
+only some configurations have (KRaft's ``apply_isr``, ``shrink_isr_set`` on three
+or more replicas, an option's) shift the weights of the kinds after them.
 
 This module has no Spark in it: ``checker.spark_walk`` runs :func:`run_range`
 in Spark tasks, and the benchmark runs it in a plain loop to measure Spark's cost.

@@ -56,6 +56,7 @@ def test_json_fields(capsys):
         "controller_failover": False,
         "clean_shutdown": False,
         "disk_loss": False,
+        "fencing": False,
         "atomic": False,
         "kraft": False,
         "elr": False,

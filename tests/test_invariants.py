@@ -42,6 +42,7 @@ def replica(
         clean_shutdown=0,
         record_owed=0,
         alter_item=0,
+        fenced=0,
         inflight=(),
         remote_leo=(-1, -1) if leading else (),
         isr=0b11 if leading else 0,

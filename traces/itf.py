@@ -38,8 +38,9 @@ FORMAT_URL = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 VARS = ["controller", "replicas", "written", "crashes", "committed", "acked"]
 # Fields added to the export after traces were published without them.  Such a trace
 # does not record them, so replay does not compare them (record_owed: finding F3,
-# 2026-11-27; alter_item: KAFKA-12686, 2026-11-27).  A trace that records one is held to it.
-ADDED_FIELDS = frozenset({"record_owed", "alter_item"})
+# 2026-11-27; alter_item: KAFKA-12686, 2026-11-27; fenced: --fencing, 2026-11-27).  A trace
+# that records one is held to it.
+ADDED_FIELDS = frozenset({"record_owed", "alter_item", "fenced"})
 TRUNCATION_NAMES = {
     TRUNCATED: "truncated",
     MUST_TRUNCATE: "must-truncate",
@@ -117,6 +118,7 @@ def state_to_itf(s: State) -> dict[str, Any]:
                 "clean_shutdown": bool(r.clean_shutdown),
                 "record_owed": bool(r.record_owed),
                 "alter_item": bool(r.alter_item),
+                "fenced": bool(r.fenced),
                 "inflight": inflight_to_itf(r.inflight),
             }
         )

@@ -69,8 +69,9 @@ def describe_replica(i: int, r: Replica) -> str:
         role = f"no leader e{r.epoch}"
     else:
         role = f"follows r{r.leader} e{r.epoch}"
+    fenced = " (fenced)" if r.fenced else ""
     return (
-        f"r{i}: {role} log=[{' '.join(map(record_name, r.log))}] "
+        f"r{i}: {role}{fenced} log=[{' '.join(map(record_name, r.log))}] "
         f"leo={len(r.log)} hw={r.hw} hw_ckpt={r.hw_checkpoint}"
     )
 
@@ -122,7 +123,8 @@ def replica_cell(i: int, r: Replica, s: State) -> str:
         clean = " clean" if r.clean_shutdown else ""
         return f"DOWN{clean} [{log}] ckpt={r.hw_checkpoint}"
     isr = "" if s.ctrl_isr >> i & 1 else " !isr"
-    return f"{role(i, r)} e{r.epoch} [{log}] hw={r.hw} leo={len(r.log)}{isr}"
+    fenced = " fenced" if r.fenced else ""
+    return f"{role(i, r)} e{r.epoch} [{log}] hw={r.hw} leo={len(r.log)}{isr}{fenced}"
 
 
 def controller_cell(s: State) -> str:
@@ -199,6 +201,9 @@ def state_changes(prev: State, s: State) -> list[str]:
             out.append(f"r{i}.hw_checkpoint {a.hw_checkpoint}->{b.hw_checkpoint}")
         if a.isr != b.isr and b.isr:
             out.append(f"r{i} believes ISR {_set(b.isr)}")
+        if b.fenced != a.fenced and b.alive:
+            fence = "fenced by the controller, still running" if b.fenced else "unfenced"
+            out.append(f"r{i} {fence}")
         if b.record_owed and not a.record_owed:
             out.append(f"r{i} took its ISR from the controller's answer; the record is to come")
         if a.pending_isr and not b.pending_isr and b.alive and b.leader == i:

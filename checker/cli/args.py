@@ -175,6 +175,14 @@ def add_model_args(p: argparse.ArgumentParser, with_mode: bool = True) -> None:
         "HW checkpoint",
     )
     g.add_argument(
+        "--fencing",
+        action="store_true",
+        default=None,
+        help="the controller may fence a broker whose process still runs (missed "
+        "heartbeats; ZooKeeper: an expired session), moving leadership and the ISR as for a "
+        "crash, while the broker goes on as it was; KRaft unfences it at its next heartbeat",
+    )
+    g.add_argument(
         "--ibp",
         metavar="X.Y[-IVn]",
         help="ZooKeeper mode: the inter.broker.protocol.version the cluster runs at, as "
@@ -252,6 +260,7 @@ _KAFKA_ONLY = {
     "controller_failover": "--controller-failover",
     "clean_shutdown": "--clean-shutdown",
     "disk_loss": "--disk-loss",
+    "fencing": "--fencing",
     "ibp": "--ibp",
     "metadata_version": "--metadata-version",
     "atomic": "--atomic",
@@ -406,6 +415,7 @@ def config_from_args(
         "controller_failover": args.controller_failover,
         "clean_shutdown": args.clean_shutdown,
         "disk_loss": args.disk_loss,
+        "fencing": args.fencing,
         "ibp": args.ibp,
         "metadata_version": args.metadata_version,
         "atomic": args.atomic,

@@ -81,12 +81,12 @@ class BrokerRules:
     def _do_shrink_isr_set(self, s: State, i: int, followers: int) -> State:
         """ref § ISR maintenance: drop several lagging followers in one ISR change, as
         Partition.maybeShrinkIsr does with every replica out of sync at that moment
-        (``isr -- outOfSyncReplicaIds``: 0.10.2 ``maybeShrinkIsr``, 2.7
-        ``shrinkIsr(outOfSyncReplicaIds)``, 3.x/4.x ``prepareIsrShrink``).  Two single
-        shrinks reach the same ISR, but not the same states: below min.insync.replicas
-        the ELR gains every removed member at once (KIP-966), a write below the middle
-        ISR's HW is not acknowledged, and from 2.7 the smaller ISR is pending while the
-        larger one is committed."""
+        (``isr -- outOfSyncReplicaIds``: 0.10.2 ``maybeShrinkIsr``, 2.7 to 3.0
+        ``shrinkIsr(outOfSyncReplicaIds)``, 3.1 to 4.1 ``prepareIsrShrink``).  Two single
+        shrinks reach the same ISR, not always the same states: from 2.7 the smaller ISR
+        is pending while the larger one is committed, and with the ELR, when the middle
+        ISR would still be at or above min.insync.replicas, every removed member joins
+        the ELR at once (KIP-966), where single shrinks put only the last one there."""
         return self._shrink_isr(s, i, followers)
 
     def _shrink_isr(self, s: State, i: int, followers: int) -> State:
@@ -353,6 +353,7 @@ def crashed(r: Replica, keep: int) -> Replica:
         epoch_start=-1,
         clean_shutdown=0,  # a crash writes no clean-shutdown file
         record_owed=0,  # the metadata image is rebuilt from the log on restart
+        fenced=0,  # a restarted process registers anew
         alter_item=0,  # a new AlterPartitionManager; the controller may still answer the old
         inflight=NOTHING_IN_FLIGHT,  # requests and responses die with the connections
         pending_isr=0,

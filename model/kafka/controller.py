@@ -205,6 +205,42 @@ class ControllerRules:
             # net effect keeps it a member.  Kafka's controller never adds an ISR member
             # itself (ReplicationControlManager: only a leader's AlterPartition does).
             return self._new_epoch(s, s.ctrl_leader, s.ctrl_isr | 1 << i).replace(ctrl_live=live)
+        return self._elect_on_return(s, i, live)
+
+    def _do_fence(self, s: State, i: int, new_leader: int) -> State:
+        """The controller fences broker ``i`` while its process runs (``--fencing``).
+
+        KRaft: missed heartbeats (``ReplicationControlManager.maybeFenceOneStaleBroker``
+        -> ``handleBrokerFenced``, 3.3-4.1) run the same partition changes as a crash
+        (``generateLeaderAndIsrUpdates`` with the broker to remove): :meth:`_do_notice_crash`.
+        The broker epoch is kept (``BrokerRegistrationChangeRecord`` FENCE), and the broker
+        itself ignores the fence (``BrokerLifecycleManager``: a running broker does not act
+        on ``isFenced``): it goes on leading or following with what it knows, and its next
+        heartbeat unfences it (``unfence``).  ZooKeeper: an expired session of a live
+        broker is a broker failure to the controller (``onBrokerFailure``); the broker
+        registers again with a new broker epoch (``notice_restart``)."""
+        s = self._do_notice_crash(s, i, new_leader)
+        if not self.config.kraft:
+            return s
+        return s.with_replica(i, s.replicas[i].replace(fenced=1))
+
+    def _do_unfence(self, s: State, i: int) -> State:
+        """A fenced broker heartbeats again (KRaft, ``--fencing``): unfenced with the same
+        broker epoch (``BrokerHeartbeatManager.calculateNextBrokerState``), no registration,
+        so it keeps its ELR membership and its AlterPartition proposals stay valid (KIP-903
+        sees no new epoch).  ``handleBrokerUnfenced`` elects leaders for the leaderless
+        partitions it can lead; it joins no ISR (only a leader's AlterPartition adds one)."""
+        live = s.ctrl_live | (1 << i)
+        s = s.with_replica(i, s.replicas[i].replace(fenced=0))
+        offline = s.ctrl_leader == NO_LEADER and s.ctrl_epoch < self.config.epochs
+        if not offline:
+            return s.replace(ctrl_live=live)
+        return self._elect_on_return(s, i, live)
+
+    def _elect_on_return(self, s: State, i: int, live: int) -> State:
+        """Broker ``i`` is live again (registered, or unfenced): an offline partition gets
+        a leader if it can have one (handleBrokerUnfenced over the leaderless partitions)."""
+        offline = s.ctrl_leader == NO_LEADER and s.ctrl_epoch < self.config.epochs
         if offline and s.ctrl_isr >> i & 1:
             return self._new_epoch(s, i, s.ctrl_isr & live).replace(ctrl_live=live)
         if offline and not s.ctrl_isr and s.ctrl_elr >> i & 1:

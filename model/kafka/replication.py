@@ -66,6 +66,8 @@ ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     "deliver_latest": ("replica",),
     "notice_crash": ("replica", "new_leader"),
     "notice_restart": ("replica",),
+    "fence": ("replica", "new_leader"),
+    "unfence": ("replica",),
     "elect": ("leader",),
 }
 
@@ -104,13 +106,22 @@ ACTION_DOCS: dict[str, str] = {
     "(ZooKeeper), or as one metadata delta spanning several changes (KRaft)",
     "notice_crash": "controller sees a broker gone: new leader / smaller ISR, epoch bump",
     "notice_restart": "controller sees a broker back (and elects it if the partition is offline)",
+    "fence": "controller fences a broker whose process still runs (missed heartbeats; "
+    "ZooKeeper: an expired session): new leader / smaller ISR as for a crash (with --fencing)",
+    "unfence": "controller unfences a fenced broker at its next heartbeat, same broker epoch "
+    "(KRaft, with --fencing)",
     "elect": "controller moves leadership to another live ISR member (preferred election)",
 }
 
 # Actions a run has only with an option on.  A configuration without the option does not
 # name them at all (config_action_params): a swarm walk draws one weight per action name,
 # so its random stream, and every seed quoted in the docs, stays what it was.
-OPTION_ACTIONS: dict[str, str] = {"shutdown": "clean_shutdown", "replace_disk": "disk_loss"}
+OPTION_ACTIONS: dict[str, str] = {
+    "shutdown": "clean_shutdown",
+    "replace_disk": "disk_loss",
+    "fence": "fencing",
+    "unfence": "fencing",
+}
 
 # Actions only some releases have, for the same reason: what each needs (as a trace
 # error names it) and the test of a configuration for it.
@@ -195,6 +206,7 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                     clean_shutdown=0,
                     record_owed=0,
                     alter_item=0,
+                    fenced=0,
                     inflight=NOTHING_IN_FLIGHT,
                     pending_isr=0,
                 )
@@ -281,13 +293,21 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                     yield Action("shutdown", (i,))
             if r.hw_checkpoint != r.hw:
                 yield Action("checkpoint_hw", (i,))
-            if not s.ctrl_live >> i & 1:
+            if r.fenced:
+                # KRaft: a fenced broker's next heartbeat unfences it (same broker epoch,
+                # BrokerHeartbeatManager.calculateNextBrokerState); meanwhile it still
+                # fetches the metadata log, whose records it applies.
+                yield Action("unfence", (i,))
+            elif not s.ctrl_live >> i & 1:
                 yield Action("notice_restart", (i,))
-            else:
+            if s.ctrl_live >> i & 1 or r.fenced:
                 if self._next_request(s, i):
                     yield Action("deliver", (i,))
                 if cfg.controller_failover and self._failover_delivery_differs(s, i):
                     yield Action("deliver_latest", (i,))
+            if cfg.fencing and s.ctrl_live >> i & 1 and self._crash_notice_possible(s, i, can_bump):
+                for new_leader in self._failover_choices(s, i):
+                    yield Action("fence", (i, new_leader))
 
             if r.leader == i:  # believes it is the leader
                 if cfg.kraft and self._isr_change_owed(s, i):
@@ -302,10 +322,10 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                 # one change at a time is pending with the controller, and from 3.0
                 # none while the last request is unanswered (KAFKA-12686).
                 # Partition.maybeShrinkIsr removes every follower out of sync at that
-                # moment (getOutOfSyncReplicas: behind the leader's LEO for longer than
-                # replica.lag.time.max.ms) in one change.  Time is not modelled, so any
-                # non-empty set of lagging ISR followers may be the one removed: one
-                # (shrink_isr) or several (shrink_isr_set).
+                # moment (getOutOfSyncReplicas: from 2.1, KAFKA-7152, behind the leader's
+                # LEO for longer than replica.lag.time.max.ms) in one change.  Time is
+                # not modelled, so any non-empty set of lagging ISR followers may be the
+                # one removed: one (shrink_isr) or several (shrink_isr_set).
                 if r.zk_current and not r.pending_isr and not r.alter_item:
                     lagging = 0
                     for f in self.ids:

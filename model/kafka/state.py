@@ -109,6 +109,11 @@ class Replica(NamedTuple):
     # that long, whatever happens to the partition meanwhile, and refuses another
     # proposal for it (Behaviour.one_isr_request_in_flight).  A crash empties it.
     alter_item: int
+    # 1 while the controller holds this running broker fenced without a new registration
+    # (KRaft, --fencing: missed heartbeats, ReplicationControlManager.maybeFenceOneStaleBroker);
+    # its broker epoch is unchanged, so its next heartbeat unfences it (``unfence``)
+    # instead of a registration (``notice_restart``).  A crash ends it.
+    fenced: int
     inflight: tuple  # as follower: the response on its way to it (see NOTHING_IN_FLIGHT)
     remote_leo: tuple[int, ...]  # as leader: each follower's last fetch offset; () otherwise
     isr: int  # as leader: the ISR it believes in (bitmask); 0 otherwise

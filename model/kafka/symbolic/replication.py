@@ -42,7 +42,7 @@ class KafkaSymbolic(SymMessages):
     """
 
     def __init__(self, config: Config, sort: str = "bv"):
-        for option in ("clean_shutdown", "disk_loss"):
+        for option in ("clean_shutdown", "disk_loss", "fencing"):
             if getattr(config, option):
                 raise ConfigError(
                     f"{option}: the z3 encoding does not model it yet (check and walk do)"

@@ -444,6 +444,8 @@ class Layout:
             number(r.epoch_start)
             if r.clean_shutdown:
                 raise EncodingError(f"r{i}.clean_shutdown: not in the z3 encoding")
+            if r.fenced:
+                raise EncodingError(f"r{i}.fenced: not in the z3 encoding")
             if r.record_owed and not self.config.kraft:
                 raise EncodingError(f"r{i}.record_owed: KRaft only")
             put(bool(r.record_owed))
@@ -545,6 +547,7 @@ class Layout:
                     clean_shutdown=0,
                     record_owed=int(record_owed),
                     alter_item=int(alter_item),
+                    fenced=0,
                     inflight=inflight,
                     remote_leo=remote,
                     isr=isr,
