@@ -178,9 +178,9 @@ def add_model_args(p: argparse.ArgumentParser, with_mode: bool = True) -> None:
         "--fencing",
         action="store_true",
         default=None,
-        help="the controller may fence a broker whose process still runs (missed "
-        "heartbeats; ZooKeeper: an expired session), moving leadership and the ISR as for a "
-        "crash, while the broker goes on as it was; KRaft unfences it at its next heartbeat",
+        help="KRaft: the controller may fence a broker whose process still runs (missed "
+        "heartbeats), moving leadership and the ISR as for a crash, while the broker goes on "
+        "as it was; its next heartbeat unfences it (same broker epoch)",
     )
     g.add_argument(
         "--ibp",

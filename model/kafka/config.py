@@ -80,9 +80,9 @@ class Config:
     ``broken_rule``: one of :data:`DESIGN_RULES`, broken to show what it prevents.
     ``clean_shutdown``: a broker may also stop cleanly (controlled shutdown), which the
     controller of releases with ELR tells from a crash.  ``disk_loss``: a stopped
-    broker's disk may be replaced, so it restarts empty.  ``fencing``: the controller may
-    fence a broker whose process still runs (missed heartbeats; in ZooKeeper mode an
-    expired session), as if it had crashed; in KRaft it is unfenced at its next heartbeat.
+    broker's disk may be replaced, so it restarts empty.  ``fencing`` (KRaft only): the
+    controller may fence a broker whose process still runs (missed heartbeats), as if it
+    had crashed; its next heartbeat unfences it.
     ``ibp`` (ZooKeeper) / ``metadata_version`` (KRaft): the version the cluster runs
     at, as during an upgrade (model/kafka/protocol.py); empty: the release's newest.
     """

@@ -208,7 +208,7 @@ class ControllerRules:
         return self._elect_on_return(s, i, live)
 
     def _do_fence(self, s: State, i: int, new_leader: int) -> State:
-        """The controller fences broker ``i`` while its process runs (``--fencing``).
+        """The KRaft controller fences broker ``i`` while its process runs (``--fencing``).
 
         KRaft: missed heartbeats (``ReplicationControlManager.maybeFenceOneStaleBroker``
         -> ``handleBrokerFenced``, 3.3-4.1) run the same partition changes as a crash
@@ -216,12 +216,16 @@ class ControllerRules:
         The broker epoch is kept (``BrokerRegistrationChangeRecord`` FENCE), and the broker
         itself ignores the fence (``BrokerLifecycleManager``: a running broker does not act
         on ``isFenced``): it goes on leading or following with what it knows, and its next
-        heartbeat unfences it (``unfence``).  ZooKeeper: an expired session of a live
-        broker is a broker failure to the controller (``onBrokerFailure``); the broker
-        registers again with a new broker epoch (``notice_restart``)."""
+        heartbeat unfences it (``unfence``).  (ZooKeeper's expired session of a running
+        broker is not modelled: config.py refuses ``fencing`` there.)
+
+        Not modelled: a KRaft broker applies a record that leaves the partition without a
+        leader by stepping down (``ReplicaManager.applyLocalFollowersDelta`` ->
+        ``makeFollower``), while the model skips leaderless records (``_takes_effect``,
+        right for ZooKeeper): a fenced leader whose partition went offline leads on until
+        it is unfenced, as a broker whose metadata lags would (open gap 13 of
+        docs/kafka-behaviour-by-release.md)."""
         s = self._do_notice_crash(s, i, new_leader)
-        if not self.config.kraft:
-            return s
         return s.with_replica(i, s.replicas[i].replace(fenced=1))
 
     def _do_unfence(self, s: State, i: int) -> State:

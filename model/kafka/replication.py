@@ -106,8 +106,8 @@ ACTION_DOCS: dict[str, str] = {
     "(ZooKeeper), or as one metadata delta spanning several changes (KRaft)",
     "notice_crash": "controller sees a broker gone: new leader / smaller ISR, epoch bump",
     "notice_restart": "controller sees a broker back (and elects it if the partition is offline)",
-    "fence": "controller fences a broker whose process still runs (missed heartbeats; "
-    "ZooKeeper: an expired session): new leader / smaller ISR as for a crash (with --fencing)",
+    "fence": "KRaft controller fences a broker whose process still runs (missed heartbeats): "
+    "new leader / smaller ISR as for a crash; the broker runs on (with --fencing)",
     "unfence": "controller unfences a fenced broker at its next heartbeat, same broker epoch "
     "(KRaft, with --fencing)",
     "elect": "controller moves leadership to another live ISR member (preferred election)",
