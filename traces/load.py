@@ -38,6 +38,7 @@ from replcheck.traces.itf import (
     parse_json,
     read_json,
 )
+from replcheck.traces.text import replica_set
 
 __all__ = [
     "LoadedTrace",
@@ -269,12 +270,6 @@ def _invariant(
     return inv, violation if isinstance(violation, str) else None
 
 
-def _members_text(mask: int) -> str:
-    if mask <= 0:
-        return str(mask)
-    return "{" + ",".join(f"r{i}" for i in range(mask.bit_length()) if mask >> i & 1) + "}"
-
-
 def _check_range(action: Action, config: AnyConfig, where: str) -> None:
     if not isinstance(config, Config):
         return  # the spec's actions are checked by replaying them (each must be enabled)
@@ -285,9 +280,9 @@ def _check_range(action: Action, config: AnyConfig, where: str) -> None:
             continue
         if name == "followers":  # a set of replicas: a bitmask of two or more
             if not 0 < value < 1 << config.replicas or value.bit_count() < 2:
+                shown = replica_set(value) if 0 < value < 1 << 16 else clip(value)
                 raise TraceError(
-                    f"{where}: {action.name}: followers={_members_text(value)} is not a set "
-                    "of two or more "
+                    f"{where}: {action.name}: followers={shown} is not a set of two or more "
                     f"replicas of this configuration (e.g. {{r1,r2}}; replicas 0.."
                     f"{config.replicas - 1})"
                 )

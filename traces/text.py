@@ -26,7 +26,8 @@ def _who(i: int) -> str:
     return "-" if i == NO_LEADER else f"r{i}"
 
 
-def _set(mask: int) -> str:
+def replica_set(mask: int) -> str:
+    """``{r0,r2}`` for a bitmask of replicas."""
     return "{" + ",".join(f"r{i}" for i in members(mask)) + "}"
 
 
@@ -37,7 +38,7 @@ def describe_action(action: Action, params: dict[str, tuple[str, ...]] | None = 
         if params is not None or name == "keep":
             text = str(value)
         else:
-            text = _set(value) if name == "followers" else _who(value)
+            text = replica_set(value) if name == "followers" else _who(value)
         shown.append(f"{name}={text}")
     return f"{action.name}({', '.join(shown)})"
 
@@ -64,7 +65,7 @@ def describe_replica(i: int, r: Replica) -> str:
         log = " ".join(map(record_name, r.log))
         return f"r{i}: DOWN{clean} log=[{log}] hw_ckpt={r.hw_checkpoint}"
     if r.leader == i:
-        role = f"leader e{r.epoch} isr={_set(r.isr)}"
+        role = f"leader e{r.epoch} isr={replica_set(r.isr)}"
     elif r.leader == NO_LEADER:
         role = f"no leader e{r.epoch}"
     else:
@@ -77,7 +78,8 @@ def describe_replica(i: int, r: Replica) -> str:
 
 
 def describe_controller(s: State) -> str:
-    return f"controller: leader {_who(s.ctrl_leader)} epoch {s.ctrl_epoch} isr {_set(s.ctrl_isr)}"
+    leader, isr = _who(s.ctrl_leader), replica_set(s.ctrl_isr)
+    return f"controller: leader {leader} epoch {s.ctrl_epoch} isr {isr}"
 
 
 def format_trace(steps: Sequence[tuple[Action | None, State]]) -> list[str]:
@@ -129,11 +131,11 @@ def replica_cell(i: int, r: Replica, s: State) -> str:
 
 def controller_cell(s: State) -> str:
     """Leader, epoch and ISR; the ELR and lastKnownElr (KIP-966) when not empty."""
-    cell = f"{_who(s.ctrl_leader)} e{s.ctrl_epoch} isr{_set(s.ctrl_isr)}"
+    cell = f"{_who(s.ctrl_leader)} e{s.ctrl_epoch} isr{replica_set(s.ctrl_isr)}"
     if s.ctrl_elr:
-        cell += f" elr{_set(s.ctrl_elr)}"
+        cell += f" elr{replica_set(s.ctrl_elr)}"
     if last_known_elr(s):
-        cell += f" lastKnownElr{_set(last_known_elr(s))}"
+        cell += f" lastKnownElr{replica_set(last_known_elr(s))}"
     return cell
 
 
@@ -163,19 +165,21 @@ def state_changes(prev: State, s: State) -> list[str]:
             f"epoch {prev.ctrl_epoch}->{s.ctrl_epoch}"
         )
     if prev.ctrl_isr != s.ctrl_isr:
-        out.append(f"controller ISR {_set(prev.ctrl_isr)}->{_set(s.ctrl_isr)}")
+        out.append(f"controller ISR {replica_set(prev.ctrl_isr)}->{replica_set(s.ctrl_isr)}")
     if prev.ctrl_live != s.ctrl_live:
-        out.append(f"controller sees live {_set(prev.ctrl_live)}->{_set(s.ctrl_live)}")
+        before, after = replica_set(prev.ctrl_live), replica_set(s.ctrl_live)
+        out.append(f"controller sees live {before}->{after}")
     if prev.ctrl_elr != s.ctrl_elr:
-        out.append(f"controller ELR {_set(prev.ctrl_elr)}->{_set(s.ctrl_elr)}")
+        out.append(f"controller ELR {replica_set(prev.ctrl_elr)}->{replica_set(s.ctrl_elr)}")
     if last_known_elr(prev) != last_known_elr(s):
         out.append(
-            f"controller lastKnownElr {_set(last_known_elr(prev))}->{_set(last_known_elr(s))}"
+            f"controller lastKnownElr {replica_set(last_known_elr(prev))}->"
+            f"{replica_set(last_known_elr(s))}"
         )
     for request in s.alter_requests:
         if request not in prev.alter_requests:
             sender, epoch, _ok, isr, _restarted = request
-            out.append(f"r{sender} asks the controller for ISR {_set(isr)} (epoch {epoch})")
+            out.append(f"r{sender} asks the controller for ISR {replica_set(isr)} (epoch {epoch})")
     for i, (a, b) in enumerate(zip(prev.replicas, s.replicas, strict=True)):
         if a == b:
             continue
@@ -200,14 +204,14 @@ def state_changes(prev: State, s: State) -> list[str]:
         if a.hw_checkpoint != b.hw_checkpoint:
             out.append(f"r{i}.hw_checkpoint {a.hw_checkpoint}->{b.hw_checkpoint}")
         if a.isr != b.isr and b.isr:
-            out.append(f"r{i} believes ISR {_set(b.isr)}")
+            out.append(f"r{i} believes ISR {replica_set(b.isr)}")
         if b.fenced != a.fenced and b.alive:
             fence = "fenced by the controller, still running" if b.fenced else "unfenced"
             out.append(f"r{i} {fence}")
         if b.record_owed and not a.record_owed:
             out.append(f"r{i} took its ISR from the controller's answer; the record is to come")
         if a.pending_isr and not b.pending_isr and b.alive and b.leader == i:
-            out.append(f"r{i} no longer waits for ISR {_set(a.pending_isr)}")
+            out.append(f"r{i} no longer waits for ISR {replica_set(a.pending_isr)}")
             if b.alter_item:
                 out.append(f"r{i} proposes nothing more until the controller answers")
         if a.remote_leo != b.remote_leo and b.remote_leo and len(a.remote_leo) == len(b.remote_leo):

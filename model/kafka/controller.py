@@ -234,12 +234,8 @@ class ControllerRules:
         so it keeps its ELR membership and its AlterPartition proposals stay valid (KIP-903
         sees no new epoch).  ``handleBrokerUnfenced`` elects leaders for the leaderless
         partitions it can lead; it joins no ISR (only a leader's AlterPartition adds one)."""
-        live = s.ctrl_live | (1 << i)
         s = s.with_replica(i, s.replicas[i].replace(fenced=0))
-        offline = s.ctrl_leader == NO_LEADER and s.ctrl_epoch < self.config.epochs
-        if not offline:
-            return s.replace(ctrl_live=live)
-        return self._elect_on_return(s, i, live)
+        return self._elect_on_return(s, i, s.ctrl_live | (1 << i))
 
     def _elect_on_return(self, s: State, i: int, live: int) -> State:
         """Broker ``i`` is live again (registered, or unfenced): an offline partition gets
