@@ -7,7 +7,9 @@ import json
 
 import pytest
 
+from replcheck.checker.bfs import bfs
 from replcheck.checker.cli.main import main
+from replcheck.invariants import select
 from replcheck.invariants.kafka.predicates import no_committed_data_loss
 from replcheck.model import KafkaReplication, make_config
 from replcheck.model.kafka.config import ConfigError
@@ -383,3 +385,50 @@ def test_fencing_is_an_option_of_kraft_runs_only(capsys):
     ]
     assert main(["prove", "--kafka", "4.1.0", "--fencing", "--depth", "1"]) == 2
     assert "fencing: the z3 encoding does not model it yet" in capsys.readouterr().err
+
+
+# ------------------------------------------------ unclean election in KRaft (KAFKA-12670)
+
+
+def _states(**values) -> int:
+    result = bfs(kafka(**values), select(["hw-le-leo"]))
+    assert result.status == "complete"
+    return result.distinct_states
+
+
+def test_the_kraft_controller_ignores_unclean_election_before_3_9():
+    """ConfigurationControlManager.uncleanLeaderElectionEnabledForTopic returns false in
+    3.3.0 to 3.8.0; from 3.9.0 it reads the topic's setting (KAFKA-12670)."""
+    small = dict(records=1, epochs=2, crashes=1)
+    ignored = make_config(dict(mode="3.8.0", kraft=True, unclean_election=True, **small))
+    assert ignored.unclean_ignored and not ignored.elects_unclean
+    assert "unclean(ignored)" in ignored.describe()
+    assert make_config(dict(mode="3.8.0", unclean_election=True)).elects_unclean  # ZooKeeper
+    assert _states(kafka="3.8.0", kraft=True, unclean_election=True, **small) == _states(
+        kafka="3.8.0", kraft=True, **small
+    )
+    honoured = make_config(dict(mode="3.9.0", kraft=True, unclean_election=True, **small))
+    assert honoured.elects_unclean and not honoured.unclean_ignored
+    assert _states(kafka="3.9.0", kraft=True, unclean_election=True, **small) > _states(
+        kafka="3.9.0", kraft=True, **small
+    )
+    # The unclean election itself: r1 left the ISR, r0 crashed; only 3.9.0 elects r1.
+    steps = ["shrink_isr(leader=r0, follower=r1)", "alter_isr(leader=r0)", "crash(replica=r0, keep=0)"]
+    for release, choices in (("3.8.0", [-1]), ("3.9.0", [1])):
+        model = kafka(kafka=release, kraft=True, unclean_election=True, **small)
+        s = execute(model, [parse_action(t) for t in steps])[-1][1]
+        assert (s.ctrl_leader, s.ctrl_isr) == (0, 0b01)
+        assert model._failover_choices(s, 0) == choices, release
+
+
+def test_the_cli_says_when_kafka_ignores_unclean_election(capsys):
+    assert main(["check", "--kafka", "3.7.0", "--kraft", "--unclean", "--max-states", "9"]) == 3
+    captured = capsys.readouterr()
+    assert captured.err.splitlines()[0] == (
+        "replcheck: note: Kafka 3.7.0's KRaft controller ignores "
+        "unclean.leader.election.enable (read from 3.9.0, KAFKA-12670): no unclean "
+        "elections in this run"
+    )
+    assert "unclean(ignored)" in captured.out
+    assert main(["check", "--kafka", "3.9.0", "--kraft", "--unclean", "--max-states", "9"]) == 3
+    assert "note:" not in capsys.readouterr().err

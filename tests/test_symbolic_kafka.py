@@ -182,6 +182,7 @@ CONFIGS: list[dict] = [
     dict(mode="3.5.0", kraft=True, broken_rule="isr-join-by-fetch", records=1),
     dict(mode="3.6.0", kraft=True, controller_failover=False, acks=1),
     dict(mode="3.7.0", min_insync_replicas=2, unclean_election=True),
+    dict(mode="3.8.0", kraft=True, unclean_election=True),  # ignored (KAFKA-12670)
     dict(mode="4.0.0", elr=True, replicas=3, min_insync_replicas=2),
     dict(mode="4.1.0", replicas=3, min_insync_replicas=2, lossy_crash=True),
     dict(mode="4.1.0", atomic=True, min_insync_replicas=2),

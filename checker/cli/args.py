@@ -144,7 +144,8 @@ def add_model_args(p: argparse.ArgumentParser, with_mode: bool = True) -> None:
         "--unclean",
         action="store_true",
         default=None,
-        help="allow unclean leader election (a replica outside the ISR may lead)",
+        help="allow unclean leader election (a replica outside the ISR may lead; KRaft "
+        "controllers honour it from 3.9.0, KAFKA-12670)",
     )
     g.add_argument(
         "--lossy-crash",
@@ -432,6 +433,13 @@ def config_from_args(
         raise UsageError(
             f"--config {args.config}: model = {config.model!r} is the TLA+ spec; give "
             f"--model {config.model} and its constants as flags"
+        )
+    if config.unclean_ignored:  # run as Kafka runs, and say so
+        print(
+            f"replcheck: note: Kafka {config.mode}'s KRaft controller ignores "
+            "unclean.leader.election.enable (read from 3.9.0, KAFKA-12670): "
+            "no unclean elections in this run",
+            file=sys.stderr,
         )
     return config
 

@@ -180,7 +180,7 @@ def _isr_fixed(model: KafkaSymbolic) -> bool:
     """The controller only shrinks the ISR and elects from it: no unclean election, no
     ELR (which may elect outside the ISR), no broken design rule."""
     cfg = model.config
-    return not (cfg.unclean_election or cfg.elr or cfg.broken_rule)
+    return not (cfg.elects_unclean or cfg.elr or cfg.broken_rule)
 
 
 # ---------------------------------------------------------------- lemmas
@@ -566,7 +566,7 @@ def records_after_leader(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
 
 
 def sole_isr_pending_leader(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
-    if model.config.unclean_election:  # an unclean election names an ISR of its own
+    if model.config.elects_unclean:  # an unclean election names an ISR of its own
         return model.a.true
     facts = []
     E = len(s.hist_leader)

@@ -116,6 +116,18 @@ class Config:
         """The release's behaviour at this run's protocol or metadata version."""
         return behaviour(self.mode, self.protocol_version)
 
+    @property
+    def elects_unclean(self) -> bool:
+        """Whether the controller may elect a leader from outside the ISR (and the ELR):
+        ``unclean_election`` where the controller honours it.  Kafka's KRaft controller
+        ignores the setting before 3.9.0 (KAFKA-12670, Behaviour.kraft_unclean_election)."""
+        return self.unclean_election and not self.unclean_ignored
+
+    @property
+    def unclean_ignored(self) -> bool:
+        """``unclean_election`` was asked for where Kafka's controller ignores it."""
+        return self.unclean_election and self.kraft and not self.rules().kraft_unclean_election
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -130,7 +142,9 @@ class Config:
             f"acks={acks}",
             f"min_isr={self.min_insync_replicas}",
         ]
-        if self.unclean_election:
+        if self.unclean_ignored:
+            parts.append("unclean(ignored)")
+        elif self.unclean_election:
             parts.append("unclean")
         if self.lossy_crash:
             parts.append("lossy-crash")

@@ -77,7 +77,7 @@ class ControllerRules:
         eligible = [c for c in self.ids if (live & s.ctrl_elr) >> c & 1]
         if eligible:
             return eligible
-        if self.config.unclean_election:
+        if self.elects_unclean:
             unclean = [c for c in self.ids if live >> c & 1]
             if unclean:
                 return unclean
@@ -260,7 +260,7 @@ class ControllerRules:
         known = last_known_leader(s)
         if offline and empty and known != NO_LEADER and live >> known & 1:
             return self._new_epoch(s, known, 1 << known).replace(ctrl_live=live, ctrl_elr=0)
-        if offline and self.config.unclean_election:  # empties the ELR, as above
+        if offline and self.elects_unclean:  # empties the ELR, as above
             return self._new_epoch(s, i, 1 << i).replace(ctrl_live=live, ctrl_elr=0)
         return s.replace(ctrl_live=live)
 

@@ -133,6 +133,7 @@ class Behaviour:
     zookeeper_available: bool
     isr_broker_epochs: bool
     kraft_shrink_bumps_epoch: bool
+    kraft_unclean_election: bool
     elr_available: bool
     elr_default: bool
     hw_needs_min_isr: bool
@@ -435,6 +436,21 @@ TABLE: tuple[Row, ...] = (
                 "(from metadata.version 3.6-IV0: "
                 "MetadataVersion.isLeaderEpochBumpRequiredOnIsrShrink)",
                 "3.6-IV0",
+            ),
+        ),
+    ),
+    Row(
+        "kraft_unclean_election",
+        "KRaft: the controller honours unclean.leader.election.enable (before, it never "
+        "elects a leader from outside the ISR on its own)",
+        False,
+        (
+            (
+                "3.9.0",
+                True,
+                "KAFKA-12670 (PR #16866): ConfigurationControlManager."
+                "uncleanLeaderElectionEnabledForTopic reads the topic's setting (3.3.0 to "
+                "3.8.0 return false: 'TODO: support configuring unclean leader election')",
             ),
         ),
     ),

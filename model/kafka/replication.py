@@ -178,6 +178,7 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
         self.all_mask = (1 << self.n) - 1
         self.ids = range(self.n)
         self.shrink_keeps_epoch = shrink_keeps_epoch(config)
+        self.elects_unclean = config.elects_unclean
         self._dispatch = {name: getattr(self, f"_do_{name}") for name in ACTION_PARAMS}
 
     # ------------------------------------------------------------------ setup

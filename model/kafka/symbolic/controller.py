@@ -45,14 +45,14 @@ class SymController(SymBroker):
         eligible = self.m_and(live, s.ctrl_elr)
         if new_leader == NO_LEADER:
             chosen: Bool = z3.And(z3.Not(self.some(clean)), z3.Not(self.some(eligible)))
-            if self.config.unclean_election:
+            if self.config.elects_unclean:
                 chosen = z3.And(chosen, z3.Not(self.some(live)))
         else:
             chosen = z3.Or(
                 clean[new_leader],
                 z3.And(z3.Not(self.some(clean)), eligible[new_leader]),
             )
-            if self.config.unclean_election:
+            if self.config.elects_unclean:
                 chosen = z3.Or(
                     chosen,
                     z3.And(z3.Not(self.some(clean)), z3.Not(self.some(eligible)), live[new_leader]),
@@ -143,7 +143,7 @@ class SymController(SymBroker):
             z3.Not(self.some(s.ctrl_isr)),
             z3.Not(self.some(s.ctrl_elr)),
         )
-        if cfg.unclean_election:
+        if cfg.elects_unclean:
             unclean = self._new_epoch(s, self.num(i), self.only(i))
             out = self.ite(offline, unclean.replace(ctrl_live=live, ctrl_elr=self.none()), out)
         known = self._last_known_leader(s)
