@@ -413,7 +413,11 @@ def test_the_kraft_controller_ignores_unclean_election_before_3_9():
         kafka="3.9.0", kraft=True, **small
     )
     # The unclean election itself: r1 left the ISR, r0 crashed; only 3.9.0 elects r1.
-    steps = ["shrink_isr(leader=r0, follower=r1)", "alter_isr(leader=r0)", "crash(replica=r0, keep=0)"]
+    steps = [
+        "shrink_isr(leader=r0, follower=r1)",
+        "alter_isr(leader=r0)",
+        "crash(replica=r0, keep=0)",
+    ]
     for release, choices in (("3.8.0", [-1]), ("3.9.0", [1])):
         model = kafka(kafka=release, kraft=True, unclean_election=True, **small)
         s = execute(model, [parse_action(t) for t in steps])[-1][1]
