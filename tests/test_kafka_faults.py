@@ -436,3 +436,44 @@ def test_the_cli_says_when_kafka_ignores_unclean_election(capsys):
     assert "unclean(ignored)" in captured.out
     assert main(["check", "--kafka", "3.9.0", "--kraft", "--unclean", "--max-states", "9"]) == 3
     assert "note:" not in capsys.readouterr().err
+
+
+# ------------------------------------- a leaderless partition in KRaft (stepping down)
+
+OFFLINE_STEPS = [
+    "write(leader=r0)",
+    "shrink_isr(leader=r0, follower=r1)",
+    "alter_isr(leader=r0)",
+    "crash(replica=r0, keep=1)",
+    "notice_crash(replica=r0, new_leader=none)",
+]
+
+
+def test_a_kraft_follower_steps_to_no_leader_and_zookeeper_skips_the_request():
+    """KRaft: ReplicaManager.applyLocalFollowersDelta calls makeFollower for a leaderless
+    partition "so that a replica with no leader can step down" (3.3 to 4.1): the follower
+    takes the new leader epoch and stops its fetcher.  ZooKeeper: makeFollowers changes a
+    partition's state only "when the leader is available", so the request is skipped."""
+    kraft = kafka(kafka="3.9.1", kraft=True, records=1)
+    offline = run(kraft, OFFLINE_STEPS)[-1]
+    assert (offline.ctrl_leader, offline.ctrl_epoch) == (-1, 2)
+    r1 = run(kraft, [*OFFLINE_STEPS, "deliver(replica=r1)"])[-1].replicas[1]
+    assert (r1.leader, r1.epoch, r1.inflight) == (-1, 2, ())
+    zookeeper = kafka(kafka="3.9.1", kraft=False, records=1)
+    offline = run(zookeeper, OFFLINE_STEPS)[-1]
+    assert offline.ctrl_leader == -1
+    assert A("deliver", 1) not in list(zookeeper.actions(offline))
+
+
+def test_a_fenced_leader_steps_down_when_its_partition_goes_offline():
+    """With --fencing the leader still runs: the leaderless record makes it a follower of
+    nobody, so it takes no more writes (before, the model let it lead on until unfenced)."""
+    model = kafka(kafka="4.1.0", fencing=True, records=2)
+    steps = [*OFFLINE_STEPS[:3], "fence(replica=r0, new_leader=none)"]
+    fenced = run(model, steps)[-1]
+    assert A("write", 0) in list(model.actions(fenced))  # its metadata lags: it leads on
+    stepped = run(model, [*steps, "deliver(replica=r0)"])[-1]
+    r0 = stepped.replicas[0]
+    assert (r0.leader, r0.epoch, r0.isr, r0.pending, r0.fenced) == (-1, 2, 0, 0, 1)
+    assert A("write", 0) not in list(model.actions(stepped))
+    assert A("unfence", 0) in list(model.actions(stepped))

@@ -205,6 +205,8 @@ def crashed_replica_blank(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
         )
         facts.append(z3.Implies(z3.Not(r.alive), blank))
         restarted = z3.And(r.alive, r.leader == NO_LEADER)
+        if model.config.kraft:  # not one that stepped down on a leaderless record (it owes one)
+            restarted = z3.And(restarted, r.truncation == TRUNCATED)
         facts.append(z3.Implies(restarted, z3.And(r.unwritten_epoch == 0, r.hw <= r.hw_checkpoint)))
     return z3.And(*facts)
 
@@ -240,9 +242,12 @@ def role_fields(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
         facts.append(z3.Implies(r.leader != i, other))
         if model.behaviour.retruncate_same_leader == RETRUNCATE_EVERY:
             facts.append(r.truncation != NOT_TRUNCATED)
-        facts.append(
-            z3.Implies(r.leader == NO_LEADER, z3.And(r.if_kind == 0, r.truncation == TRUNCATED))
-        )
+        # No leader: restarted and not told its role since; in KRaft also stepped down on a
+        # leaderless record, which restarts the fetcher (ControllerRules._takes_effect).
+        settled = r.truncation == TRUNCATED
+        if model.config.kraft:
+            settled = z3.Or(settled, r.truncation == MUST_TRUNCATE)
+        facts.append(z3.Implies(r.leader == NO_LEADER, z3.And(r.if_kind == 0, settled)))
     return z3.And(*facts)
 
 
@@ -870,6 +875,8 @@ def epoch_names_leader(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
     facts = []
     for r in s.replicas:
         named = model.read(s.hist_leader, r.epoch - 1, model.num(NO_LEADER)) != NO_LEADER
+        if model.config.kraft:  # or a leaderless record it stepped down on
+            named = z3.Or(named, r.leader == NO_LEADER)
         facts.append(z3.Implies(r.epoch >= 1, named))
     return z3.And(*facts)
 
@@ -983,7 +990,8 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
         "Behaviour.diverged_fetch_moves_leader), an epoch start within its log, itself in its "
         "ISR and no fetch in flight; a non-leader has no leader-only state (pending writes "
         "or ISR change, a current partition version, a metadata record owed: _make_leader, "
-        "_make_follower). "
+        "_make_follower); one with no leader has nothing in flight and owes no truncation "
+        "(in KRaft it may owe one: it stepped down on a leaderless record). "
         "Where every new epoch restarts the fetcher (RETRUNCATE_EVERY) nobody keeps its log "
         "untruncated across an epoch change.",
         role_fields,
@@ -1309,8 +1317,9 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
     ),
     SymbolicLemma(
         "epoch-names-leader",
-        "A replica's epoch is one whose LeaderAndIsr named a leader: a request naming none "
-        "does not take effect at a broker (ControllerRules._takes_effect, _next_request).",
+        "A replica's epoch is one whose LeaderAndIsr named a leader: with ZooKeeper a request "
+        "naming none does not take effect at a broker (ControllerRules._takes_effect, "
+        "_next_request); in KRaft a replica at a leaderless epoch follows nobody.",
         epoch_names_leader,
     ),
     SymbolicLemma(

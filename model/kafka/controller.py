@@ -215,16 +215,11 @@ class ControllerRules:
         (``generateLeaderAndIsrUpdates`` with the broker to remove): :meth:`_do_notice_crash`.
         The broker epoch is kept (``BrokerRegistrationChangeRecord`` FENCE), and the broker
         itself ignores the fence (``BrokerLifecycleManager``: a running broker does not act
-        on ``isFenced``): it goes on leading or following with what it knows, and its next
-        heartbeat unfences it (``unfence``).  (ZooKeeper's expired session of a running
-        broker is not modelled: config.py refuses ``fencing`` there.)
-
-        Not modelled: a KRaft broker applies a record that leaves the partition without a
-        leader by stepping down (``ReplicaManager.applyLocalFollowersDelta`` ->
-        ``makeFollower``), while the model skips leaderless records (``_takes_effect``,
-        right for ZooKeeper): a fenced leader whose partition went offline leads on until
-        it is unfenced, as a broker whose metadata lags would (open gap 13 of
-        docs/kafka-behaviour-by-release.md)."""
+        on ``isFenced``): it goes on leading or following with what it knows, applies the
+        metadata records (a leaderless one makes a fenced leader step down:
+        :meth:`_takes_effect`), and its next heartbeat unfences it (``unfence``).
+        (ZooKeeper's expired session of a running broker is not modelled: config.py refuses
+        ``fencing`` there.)"""
         s = self._do_notice_crash(s, i, new_leader)
         return s.with_replica(i, s.replicas[i].replace(fenced=1))
 
@@ -371,9 +366,9 @@ class ControllerRules:
         """A LeaderAndIsr request arrives (ReplicaManager.becomeLeaderOrFollower).
 
         A running broker gets the next epoch's request as it was sent (its ISR
-        and zkVersion as of then), skipping those that name no leader
-        (makeFollowers acts only "when the leader is available").  A broker the
-        controller saw restart gets the current state.
+        and zkVersion as of then); with ZooKeeper it skips those that name no leader
+        (:meth:`_takes_effect`).  A broker the controller saw restart gets the current
+        state.
         """
         r = s.replicas[i]
         if r.epoch == 0:
@@ -401,10 +396,14 @@ class ControllerRules:
         return 0
 
     def _takes_effect(self, s: State, epoch: int) -> bool:
-        """A request naming no leader changes nothing.  Any other named leader was
-        alive when the controller sent the request (it elects only live brokers),
-        and that is the liveness the broker judges it by."""
-        return s.ctrl_history[epoch - 1][0] != NO_LEADER
+        """ZooKeeper: a LeaderAndIsr naming no leader changes nothing (makeFollowers acts
+        only "when the leader is available", 0.10.2 to 3.9).  KRaft: every record does;
+        a broker applies a leaderless partition by becoming a follower of nobody
+        (ReplicaManager.applyLocalFollowersDelta calls makeFollower "so that a replica
+        with no leader can step down", 3.3.0 to 4.1.0): its fetcher stops, and a leader
+        steps down.  Any named leader was alive when the controller sent the request (it
+        elects only live brokers), and that is the liveness the broker judges it by."""
+        return self.config.kraft or s.ctrl_history[epoch - 1][0] != NO_LEADER
 
     def _failover_delivery_differs(self, s: State, i: int) -> bool:
         """After a controller failover, does the current state tell broker ``i``
@@ -413,4 +412,4 @@ class ControllerRules:
         r = s.replicas[i]
         if r.epoch == 0 or not self._takes_effect(s, s.ctrl_epoch):
             return False
-        return r.epoch < s.ctrl_epoch or r.leader == NO_LEADER
+        return r.epoch < s.ctrl_epoch or (r.leader == NO_LEADER != s.ctrl_leader)

@@ -311,6 +311,8 @@ class SymController(SymBroker):
 
     def _takes_effect(self, s: SymState, epoch: Num) -> Bool:
         """Mirrors ControllerRules._takes_effect."""
+        if self.config.kraft:
+            return self.a.true
         if isinstance(epoch, int):
             return s.hist_leader[epoch - 1] != NO_LEADER
         return self.read(s.hist_leader, epoch - 1, self.num(NO_LEADER)) != NO_LEADER
@@ -321,7 +323,10 @@ class SymController(SymBroker):
         return z3.And(
             r.epoch != 0,
             self._takes_effect(s, s.ctrl_epoch),
-            z3.Or(r.epoch < s.ctrl_epoch, r.leader == NO_LEADER),
+            z3.Or(
+                r.epoch < s.ctrl_epoch,
+                z3.And(r.leader == NO_LEADER, s.ctrl_leader != NO_LEADER),
+            ),
         )
 
     def _last_known_leader(self, s: SymState) -> Num:
