@@ -14,7 +14,7 @@ import replcheck
 from replcheck.checker.frontier import Level
 from tests.conftest import interrupt_replcheck
 
-HW = {"mode": "hw"}  # 87,065 states, five invariants violated
+HW = {"mode": "hw"}  # 99,913 states, five invariants violated
 LOSSLESS = {"kafka": "2.1.0"}  # 80,536 states, none violated
 
 

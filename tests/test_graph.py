@@ -27,7 +27,7 @@ SMALL_FLAGS = ["--records", "1", "--epochs", "3", "--crashes", "1"]
 @pytest.fixture(scope="module")
 def small():
     model = KafkaReplication(make_config(SMALL))
-    sg = build_graph(model, INVARIANTS, max_states=10_000)
+    sg = build_graph(model, INVARIANTS, max_states=20_000)
     return model, sg, graph_facts(sg)
 
 

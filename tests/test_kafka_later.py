@@ -13,7 +13,7 @@ from replcheck.model.kafka.releases import ON_FETCH, applies, behaviour
 from replcheck.model.kafka.state import DIVERGING, MUST_TRUNCATE
 from replcheck.traces.load import parse_action
 from replcheck.traces.replay import execute
-from tests.conftest import reachable
+from tests.conftest import A, reachable
 
 
 def run(release: str, steps: list[str], **bounds):
@@ -36,6 +36,29 @@ def test_backported_fixes_apply_per_branch():
     assert not behaviour("2.8.1").diverged_fetch_moves_leader
     assert behaviour("3.4.0").hw_before_diverging_truncation  # KAFKA-14704
     assert not behaviour("3.4.1").hw_before_diverging_truncation
+
+
+def test_a_caught_up_follower_leaves_the_isr_only_before_2_1():
+    """Partition.getOutOfSyncReplicas: before 2.1 any follower not caught up within
+    replica.lag.time.max.ms (one that stopped fetching, even at the leader's LEO); from
+    2.1 never one whose last fetch reached the leader's LEO (KAFKA-7152)."""
+    caught_up = [
+        "write(leader=r0)",
+        "fetch_request(follower=r1, leader=r0)",
+        "fetch_response(follower=r1)",
+        "fetch_request(follower=r1, leader=r0)",
+    ]
+    for release, shrinkable in (("0.10.2", True), ("2.0.1", True), ("2.1.0", False)):
+        model, states = run(release, caught_up, records=1)
+        leader = states[-1].replicas[0]
+        assert leader.remote_leo[1] == leader.leo == leader.hw == 1
+        enabled = A("shrink_isr", 0, 1) in list(model.actions(states[-1]))
+        assert enabled == shrinkable, release
+    _model, states = run("2.0.1", [*caught_up, "shrink_isr(leader=r0, follower=r1)"], records=1)
+    assert states[-1].ctrl_isr == states[-1].replicas[0].isr == 0b01
+    # After the write and before r1's fetch reached it, every release may remove r1.
+    model, states = run("2.1.0", caught_up[:1], records=1)
+    assert A("shrink_isr", 0, 1) in list(model.actions(states[-1]))
 
 
 def test_truncation_on_fetch_starts_in_2_8():

@@ -22,7 +22,7 @@ from replcheck.invariants import select
 from replcheck.model import KafkaReplication, make_config
 from tests.conftest import interrupt_replcheck
 
-# hw mode on 3 replicas: 259,632 states, five invariants violated (about 4 s on 2 workers)
+# hw mode on 3 replicas: 378,471 states, five invariants violated (about 6 s on 2 workers)
 THREE = {"mode": "hw", "replicas": 3, "records": 1, "epochs": 3, "crashes": 0}
 
 
@@ -54,7 +54,7 @@ def assert_replays(result: SearchResult) -> None:
 @pytest.mark.parametrize("workers", [1, 2, 3])
 def test_every_counterexample_replays(workers):
     result = search(workers)
-    assert result.status == "complete" and result.distinct_states == 259_632
+    assert result.status == "complete" and result.distinct_states == 378_471
     assert_replays(result)
     lengths = {inv: v.length for inv, v in result.violations.items()}
     assert lengths == {inv: v.length for inv, v in search(1).violations.items()}

@@ -78,6 +78,10 @@ def test_invariants_do_not_depend_on_replica_names():
                 assert (inv(state) is None) == (inv(renamed) is None)
 
 
+def _renamed_mask(mask: int, position: dict[int, int]) -> int:
+    return sum(1 << position[i] for i in range(len(position)) if mask >> i & 1)
+
+
 def test_renaming_commutes_with_steps():
     """The transition relation is symmetric: rename-then-step equals step-then-rename."""
     model = KafkaReplication(make_config(dict(mode="kip279", replicas=3, records=2, crashes=1)))
@@ -87,7 +91,12 @@ def test_renaming_commutes_with_steps():
         for action in model.actions(state):
             params = model.action_params(action)
             mapped_args = tuple(
-                position[v] if name != "keep" and v >= 0 else v for name, v in params.items()
+                _renamed_mask(v, position)
+                if name == "followers"
+                else position[v]
+                if name != "keep" and v >= 0
+                else v
+                for name, v in params.items()
             )
             renamed_action = type(action)(action.name, mapped_args)
             after = execute(model, [renamed_action], start=rename(state, order))[-1][1]

@@ -77,7 +77,10 @@ PINNED_KAFKA_WALKS = [
         dict(mode="hw", replicas=2, records=1, epochs=3, crashes=1),
         dict(depth=20),
         (0, 400),
-        ("ead081fb82a6109b", 6764, {"deadlock": 83, "depth": 311, "violation": 6}, 1173),
+        # ("ead081fb82a6109b", 6764, {"deadlock": 83, "depth": 311, "violation": 6}, 1173)
+        # until a leader before 2.1 could remove a caught-up follower from the ISR
+        # (KAFKA-7152): more enabled shrinks, so other paths (the same shortest ones).
+        ("4cea138c1f0749e4", 6665, {"deadlock": 91, "depth": 304, "violation": 5}, 1234),
         {"consistent-logs": (3, 11, 85), "no-committed-data-loss": (2, 12, 396)},
     ),
     (
@@ -87,9 +90,11 @@ PINNED_KAFKA_WALKS = [
         # ("92f4ed511626799d", 8847, {"deadlock": 7, "depth": 289, "violation": 4}, 4778)
         # with consistent-logs (4, 12, 4) until a leader could remove several lagging
         # followers in one ISR change (shrink_isr_set, drawn 126 times): a new action
-        # name changes the swarm's weights.
-        ("1170e3924b836ac1", 8701, {"deadlock": 14, "depth": 283, "violation": 3}, 4519),
-        {"consistent-logs": (3, 10, 178)},
+        # name changes the swarm's weights; ("1170e3924b836ac1", 8701, {"deadlock": 14,
+        # "depth": 283, "violation": 3}, 4519) with consistent-logs 3 times until a caught-up
+        # follower could leave the ISR before 2.1 (KAFKA-7152).
+        ("8ccc67b5afce8372", 8618, {"deadlock": 19, "depth": 279, "violation": 2}, 4466),
+        {"consistent-logs": (2, 10, 178)},
     ),
     (
         dict(mode="4.1.0", replicas=3),

@@ -117,6 +117,7 @@ class Behaviour:
     leader_caches_epoch: bool
     retruncate_same_leader: str
     isr_join_needs_epoch_start: bool
+    caught_up_stays_in_isr: bool
     exits_on_out_of_range: bool
     fenced_by_epoch: bool
     epoch_answer_checks_epoch: bool
@@ -249,6 +250,20 @@ TABLE: tuple[Row, ...] = (
         "leader's epoch, not just the leader's HW",
         False,
         (("2.0.1", True, "KAFKA-7128: maybeExpandIsr checks leaderEpochStartOffset"),),
+    ),
+    Row(
+        "caught_up_stays_in_isr",
+        "a follower whose last fetch reached the leader's LEO is never out of sync (before, "
+        "any follower that stopped fetching for replica.lag.time.max.ms was)",
+        False,
+        (
+            (
+                "2.1.0",
+                True,
+                "KAFKA-7152 (commit 9a7f29c): Partition.getOutOfSyncReplicas keeps a replica whose "
+                "logEndOffset equals the leader's",
+            ),
+        ),
     ),
     Row(
         "exits_on_out_of_range",

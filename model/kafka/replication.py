@@ -270,6 +270,7 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
         b = self.behaviour
         reps = s.replicas
         can_bump = s.ctrl_epoch < cfg.epochs
+        shrinks_caught_up = not b.caught_up_stays_in_isr
         for i in self.ids:
             r = reps[i]
             if not r.alive:
@@ -323,14 +324,20 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                 # one change at a time is pending with the controller, and from 3.0
                 # none while the last request is unanswered (KAFKA-12686).
                 # Partition.maybeShrinkIsr removes every follower out of sync at that
-                # moment (getOutOfSyncReplicas: from 2.1, KAFKA-7152, behind the leader's
-                # LEO for longer than replica.lag.time.max.ms) in one change.  Time is
-                # not modelled, so any non-empty set of lagging ISR followers may be the
-                # one removed: one (shrink_isr) or several (shrink_isr_set).
+                # moment (getOutOfSyncReplicas: not caught up for replica.lag.time.max.ms;
+                # from 2.1, KAFKA-7152, never one whose last fetch reached the leader's
+                # LEO) in one change.  Time is not modelled, so any non-empty set of such
+                # ISR followers may be the one removed: one (shrink_isr) or several
+                # (shrink_isr_set).  Before 2.1 a caught-up follower may be: it stopped
+                # fetching for as long (Behaviour.caught_up_stays_in_isr).
                 if r.zk_current and not r.pending_isr and not r.alter_item:
                     lagging = 0
                     for f in self.ids:
-                        if f != i and r.isr >> f & 1 and r.remote_leo[f] < r.leo:
+                        if (
+                            f != i
+                            and r.isr >> f & 1
+                            and (r.remote_leo[f] != r.leo or shrinks_caught_up)
+                        ):
                             lagging |= 1 << f
                             yield Action("shrink_isr", (i, f))
                     if lagging & (lagging - 1):  # two or more: every set of two or more

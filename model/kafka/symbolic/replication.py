@@ -31,7 +31,15 @@ from replcheck.model.kafka.state import (
 )
 from replcheck.model.kafka.symbolic.epochs import view
 from replcheck.model.kafka.symbolic.messages import SymMessages
-from replcheck.model.kafka.symbolic.state import Bool, Layout, SymState, leaves, rebuild, same
+from replcheck.model.kafka.symbolic.state import (
+    Bool,
+    Layout,
+    SymReplica,
+    SymState,
+    leaves,
+    rebuild,
+    same,
+)
 
 
 class KafkaSymbolic(SymMessages):
@@ -270,7 +278,7 @@ class KafkaSymbolic(SymMessages):
                 r.zk_current,
                 z3.Not(self.some(r.pending_isr)),
                 self._no_isr_item(r),
-                *[z3.And(r.isr[f], r.remote[f] < r.log_len) for f in followers],
+                *[z3.And(r.isr[f], self._out_of_sync(r, f)) for f in followers],
             )
         follows = z3.And(alive, z3.Not(leads), r.leader != NO_LEADER)
         if name == "fetch_response":
@@ -321,6 +329,12 @@ class KafkaSymbolic(SymMessages):
             )
             for j, r in enumerate(s.replicas)
         ]
+
+    def _out_of_sync(self, r: SymReplica, f: int) -> Bool:
+        """Mirrors the shrink guard of KafkaReplication.actions (KAFKA-7152)."""
+        if not self.behaviour.caught_up_stays_in_isr:
+            return self.a.true
+        return r.remote[f] != r.log_len
 
     def _record_commits(self, s: SymState) -> SymState:
         """Mirrors KafkaReplication._record_commits."""
