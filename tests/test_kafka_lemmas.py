@@ -94,6 +94,8 @@ def test_lemma_ids_and_docs():
         # KRaft before 3.6: a replayed record drops a shrink (KAFKA-13790), and before
         # KIP-903 a request from before a restart adds the member.
         {"mode": "3.4.0", "kraft": True, "records": 1, "epochs": 1},
+        # KRaft: a follower out of the ISR steps to no leader on a leaderless record.
+        {"mode": "3.9.1", "kraft": True, "records": 1, "epochs": 2},
         # The ELR with min ISR 2 and two crashes (emptied by registrations, then the last
         # known leader elected: at epochs 3, in the slow run).
         {"mode": "4.1.0", "records": 0, "epochs": 2, "crashes": 2, "min_insync_replicas": 2},

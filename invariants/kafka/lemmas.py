@@ -151,8 +151,9 @@ def _epochs_between(s: SymState, low: object, high: object, ok: Callable[[int], 
 
 
 def _names(s: SymState, slot: int, *leaders: int) -> z3.BoolRef:
-    """Epoch ``slot + 1`` named one of ``leaders`` or no leader (a request naming none
-    changes nothing at a broker: ControllerRules._takes_effect)."""
+    """Epoch ``slot + 1`` named one of ``leaders`` or no leader (with ZooKeeper a request
+    naming none changes nothing at a broker; in KRaft it makes the broker follow nobody:
+    ControllerRules._takes_effect)."""
     return z3.Or(*[s.hist_leader[slot] == j for j in (*leaders, NO_LEADER)])
 
 
@@ -626,9 +627,17 @@ def crashes_counted(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
     b = model.behaviour
     if b.exits_on_out_of_range and not model.config.unclean_election:
         return model.a.true  # a halt (MessageRules._do_halt) downs a broker uncounted
+
+    def forgot(r: SymReplica) -> z3.BoolRef:
+        """No leader after a restart; in KRaft a follower also steps to no leader on a
+        leaderless record, which leaves it owing a truncation (ControllerRules._takes_effect)."""
+        if model.config.kraft:
+            return z3.And(r.leader == NO_LEADER, r.truncation == TRUNCATED)
+        return r.leader == NO_LEADER
+
     down = model.count(
         tuple(
-            z3.Or(z3.Not(r.alive), r.leader == NO_LEADER, z3.Not(s.ctrl_live[i]))
+            z3.Or(z3.Not(r.alive), forgot(r), z3.Not(s.ctrl_live[i]))
             for i, r in enumerate(s.replicas)
         )
     )
@@ -1191,9 +1200,10 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
         "Every broker that is down, restarted and not yet told its role, or seen down by the "
         "controller took a crash of its own, and one down again after the controller saw it "
         "restart (epoch 0) took two: only a crash takes a broker down or makes it forget its "
-        "leader (broker.crashed; State.crashes).  Not where a follower halts on "
-        "OFFSET_OUT_OF_RANGE (Behaviour.exits_on_out_of_range, unclean election off), which "
-        "downs a broker uncounted.",
+        "leader (broker.crashed; State.crashes; in KRaft a follower that stepped to no leader "
+        "on a leaderless record owes a truncation, which a restarted one does not).  Not "
+        "where a follower halts on OFFSET_OUT_OF_RANGE (Behaviour.exits_on_out_of_range, "
+        "unclean election off), which downs a broker uncounted.",
         crashes_counted,
     ),
     SymbolicLemma(

@@ -253,8 +253,8 @@ TABLE: tuple[Row, ...] = (
     ),
     Row(
         "caught_up_stays_in_isr",
-        "a follower whose last fetch reached the leader's LEO is never out of sync (before, "
-        "any follower that stopped fetching for replica.lag.time.max.ms was)",
+        "a follower whose LEO, as the leader recorded it, equals the leader's LEO is never out "
+        "of sync (before, any follower not caught up for replica.lag.time.max.ms was)",
         False,
         (
             (

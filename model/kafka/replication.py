@@ -325,11 +325,12 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                 # none while the last request is unanswered (KAFKA-12686).
                 # Partition.maybeShrinkIsr removes every follower out of sync at that
                 # moment (getOutOfSyncReplicas: not caught up for replica.lag.time.max.ms;
-                # from 2.1, KAFKA-7152, never one whose last fetch reached the leader's
-                # LEO) in one change.  Time is not modelled, so any non-empty set of such
-                # ISR followers may be the one removed: one (shrink_isr) or several
-                # (shrink_isr_set).  Before 2.1 a caught-up follower may be: it stopped
-                # fetching for as long (Behaviour.caught_up_stays_in_isr).
+                # from 2.1, KAFKA-7152, never one whose LEO as the leader recorded it
+                # equals the leader's LEO) in one change.  Time is not modelled, so any
+                # non-empty set of such ISR followers may be the one removed: one
+                # (shrink_isr) or several (shrink_isr_set).  Before 2.1 a caught-up
+                # follower may be: it stopped fetching for as long
+                # (Behaviour.caught_up_stays_in_isr).
                 if r.zk_current and not r.pending_isr and not r.alter_item:
                     lagging = 0
                     for f in self.ids:
