@@ -436,6 +436,10 @@ def test_the_cli_says_when_kafka_ignores_unclean_election(capsys):
     assert "unclean(ignored)" in captured.out
     assert main(["check", "--kafka", "3.9.0", "--kraft", "--unclean", "--max-states", "9"]) == 3
     assert "note:" not in capsys.readouterr().err
+    compare = ["compare", "--kafka", "3.8.0,3.9.0", "--kraft", "--unclean", "--records", "1"]
+    assert main([*compare, "--epochs", "2", "--quiet"]) == 1
+    out = capsys.readouterr().out
+    assert "min_isr=1 unclean(ignored by 3.8.0) kraft" in out.splitlines()[0]
 
 
 # ------------------------------------- a leaderless partition in KRaft (stepping down)

@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     not_run = [m for m in modes if m not in done]
     rows = [inv.id for inv in invariants]
     cells = {(r, m): cell(results[m], r) for r in rows for m in done}
-    bounds = configs[modes[0]].describe().split(" ", 1)[1]
+    bounds = _shared_bounds(configs, modes)
     found = [(m, v) for m in done for v in results[m].violations.values()]
     links = _write_traces(args, configs, found) if args.trace_dir else {}
     if args.html:
@@ -197,6 +197,19 @@ def run(args: argparse.Namespace) -> int:
     if not all(r.exhaustive for r in results.values()):
         return EXIT_INCOMPLETE
     return EXIT_OK
+
+
+def _shared_bounds(configs: dict[str, Config], modes: list[str]) -> str:
+    """The columns' bounds for the header.  Where some columns' releases ignore
+    ``--unclean`` (KRaft before 3.9.0, KAFKA-12670) and others do not, it says which."""
+    ignored = [m for m in modes if configs[m].unclean_ignored]
+    honoured = [m for m in modes if not configs[m].unclean_ignored]
+    bounds = configs[(honoured or modes)[0]].describe().split(" ", 1)[1]
+    if ignored and honoured:
+        parts = bounds.split(" ")
+        parts[parts.index("unclean")] = f"unclean(ignored by {','.join(ignored)})"
+        bounds = " ".join(parts)
+    return bounds
 
 
 def _write_traces(
