@@ -187,6 +187,15 @@ def _isr_fixed(model: KafkaSymbolic) -> bool:
 # ---------------------------------------------------------------- lemmas
 
 
+def _forgot_leader(model: KafkaSymbolic, r: SymReplica) -> z3.BoolRef:
+    """``r`` knows no leader because it crashed and has not been told its role since.  In
+    KRaft a follower also steps to no leader on a leaderless record, which leaves it owing
+    a truncation, as a restart does not (ControllerRules._takes_effect)."""
+    if model.config.kraft:
+        return z3.And(r.leader == NO_LEADER, r.truncation == TRUNCATED)
+    return r.leader == NO_LEADER
+
+
 def crashed_replica_blank(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
     facts = []
     for r in s.replicas:
@@ -205,9 +214,7 @@ def crashed_replica_blank(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
             r.truncation == TRUNCATED,
         )
         facts.append(z3.Implies(z3.Not(r.alive), blank))
-        restarted = z3.And(r.alive, r.leader == NO_LEADER)
-        if model.config.kraft:  # not one that stepped down on a leaderless record (it owes one)
-            restarted = z3.And(restarted, r.truncation == TRUNCATED)
+        restarted = z3.And(r.alive, _forgot_leader(model, r))
         facts.append(z3.Implies(restarted, z3.And(r.unwritten_epoch == 0, r.hw <= r.hw_checkpoint)))
     return z3.And(*facts)
 
@@ -627,17 +634,9 @@ def crashes_counted(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
     b = model.behaviour
     if b.exits_on_out_of_range and not model.config.unclean_election:
         return model.a.true  # a halt (MessageRules._do_halt) downs a broker uncounted
-
-    def forgot(r: SymReplica) -> z3.BoolRef:
-        """No leader after a restart; in KRaft a follower also steps to no leader on a
-        leaderless record, which leaves it owing a truncation (ControllerRules._takes_effect)."""
-        if model.config.kraft:
-            return z3.And(r.leader == NO_LEADER, r.truncation == TRUNCATED)
-        return r.leader == NO_LEADER
-
     down = model.count(
         tuple(
-            z3.Or(z3.Not(r.alive), forgot(r), z3.Not(s.ctrl_live[i]))
+            z3.Or(z3.Not(r.alive), _forgot_leader(model, r), z3.Not(s.ctrl_live[i]))
             for i, r in enumerate(s.replicas)
         )
     )
