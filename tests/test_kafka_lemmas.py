@@ -99,6 +99,8 @@ def test_lemma_ids_and_docs():
         # The ELR with min ISR 2 and two crashes (emptied by registrations, then the last
         # known leader elected: at epochs 3, in the slow run).
         {"mode": "4.1.0", "records": 0, "epochs": 2, "crashes": 2, "min_insync_replicas": 2},
+        # A broker fenced while running: not live, not crashed, still knows its leader.
+        {"mode": "4.1.0", "records": 1, "epochs": 1, "fencing": True},
     ],
 )
 def test_lemmas_hold_on_reachable_states(values):
@@ -127,6 +129,8 @@ def test_lemmas_hold_on_reachable_states(values):
         {"mode": "4.1.0", "records": 0, "epochs": 3, "crashes": 2, "min_insync_replicas": 2},
         {"mode": "4.1.0", "records": 1, "epochs": 2},
         {"mode": "4.1.0", "records": 1, "epochs": 1, "crashes": 2, "min_insync_replicas": 2},
+        # A fence that bumps the leader epoch (KRaft before 3.6).
+        {"mode": "3.5.0", "kraft": True, "records": 1, "epochs": 1, "fencing": True},
         # 120,016 states since F3, 5 to 6 minutes here; 98 s since KAFKA-12686: heavy.
         pytest.param(
             {"mode": "4.1.0", "records": 1, "epochs": 2, "crashes": 2, "min_insync_replicas": 2},

@@ -352,8 +352,11 @@ def replica_epoch_known(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
     for i, r in enumerate(s.replicas):
         told = model.read(s.hist_leader, r.epoch - 1, model.num(NO_LEADER))
         facts.append(z3.Implies(r.epoch == 0, r.leader == NO_LEADER))
+        # A broker fenced while running (--fencing) is not live either, but still knows
+        # the leader of its epoch until a record says otherwise.
+        facts.append(z3.Implies(z3.Not(s.ctrl_live[i]), s.ctrl_leader != i))
         facts.append(
-            z3.Implies(z3.Not(s.ctrl_live[i]), z3.And(r.leader == NO_LEADER, s.ctrl_leader != i))
+            z3.Implies(z3.And(z3.Not(s.ctrl_live[i]), z3.Not(r.fenced)), r.leader == NO_LEADER)
         )
         facts.append(z3.Implies(r.leader != NO_LEADER, z3.And(r.epoch >= 1, told == r.leader)))
     return z3.And(*facts)
@@ -636,7 +639,11 @@ def crashes_counted(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
         return model.a.true  # a halt (MessageRules._do_halt) downs a broker uncounted
     down = model.count(
         tuple(
-            z3.Or(z3.Not(r.alive), _forgot_leader(model, r), z3.Not(s.ctrl_live[i]))
+            z3.Or(
+                z3.Not(r.alive),
+                _forgot_leader(model, r),
+                z3.And(z3.Not(s.ctrl_live[i]), z3.Not(r.fenced)),
+            )
             for i, r in enumerate(s.replicas)
         )
     )
@@ -1056,7 +1063,9 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
         "A replica that knows a leader got it from the LeaderAndIsr of its epoch; one the "
         "controller saw restart (epoch 0), or saw crash and not yet restart, knows none yet "
         "(_do_deliver, _do_notice_restart; a broker the controller thinks dead gets no "
-        "request, and is not its leader: noticing a leader's crash elects another).",
+        "request, and is not its leader: noticing a leader's crash elects another).  A "
+        "broker fenced while running (--fencing) is not its leader either, but keeps what "
+        "it knew.",
         replica_epoch_known,
     ),
     SymbolicLemma(
@@ -1197,7 +1206,8 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
     SymbolicLemma(
         "crashes-counted",
         "Every broker that is down, restarted and not yet told its role, or seen down by the "
-        "controller took a crash of its own, and one down again after the controller saw it "
+        "controller (not merely fenced while running, --fencing) took a crash of its own, and "
+        "one down again after the controller saw it "
         "restart (epoch 0) took two: only a crash takes a broker down or makes it forget its "
         "leader (broker.crashed; State.crashes; in KRaft a follower that stepped to no leader "
         "on a leaderless record owes a truncation, which a restarted one does not).  Not "

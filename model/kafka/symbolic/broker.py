@@ -305,6 +305,7 @@ class SymBroker(SymEpochs):
             zk_current=self.a.false,
             record_owed=self.a.false,
             alter_item=self.a.false,
+            fenced=self.a.false,
             epoch_start=self.num(-1),
             pending_isr=self.none(),
             **self._no_inflight(),

@@ -134,18 +134,37 @@ class SymController(SymBroker):
                 for restarted, isr in zip(s.alt_restarted, s.alt_isr, strict=True)
             )
         )
-        can_bump = self._can_bump(s)
-        offline = z3.And(s.ctrl_leader == NO_LEADER, can_bump)
-        plain = s.replace(ctrl_live=live)
-        out = plain
-        empty = z3.And(
-            cfg.elr,
-            z3.Not(self.some(s.ctrl_isr)),
-            z3.Not(self.some(s.ctrl_elr)),
-        )
+        out = self._elect_on_return(s, i, live)
+        if cfg.broken_rule == "isr-join-by-fetch":
+            offline = z3.And(s.ctrl_leader == NO_LEADER, self._can_bump(s))
+            out = self.ite(
+                z3.And(z3.Not(offline), z3.Not(s.ctrl_isr[i]), self._can_bump(s)),
+                self._new_epoch(s, s.ctrl_leader, self.m_with(s.ctrl_isr, i)).replace(
+                    ctrl_live=live
+                ),
+                out,
+            )
+        return out
+
+    def _do_fence(self, s: SymState, i: int, new_leader: int) -> SymState:
+        """Mirrors ControllerRules._do_fence."""
+        s = self._do_notice_crash(s, i, new_leader)
+        return s.with_replica(i, s.replicas[i].replace(fenced=self.a.true))
+
+    def _do_unfence(self, s: SymState, i: int) -> SymState:
+        """Mirrors ControllerRules._do_unfence."""
+        s = s.with_replica(i, s.replicas[i].replace(fenced=self.a.false))
+        return self._elect_on_return(s, i, self.m_with(s.ctrl_live, i))
+
+    def _elect_on_return(self, s: SymState, i: int, live: tuple) -> SymState:
+        """Mirrors ControllerRules._elect_on_return (its first match wins: built last)."""
+        cfg = self.config
+        offline = z3.And(s.ctrl_leader == NO_LEADER, self._can_bump(s))
+        out = s.replace(ctrl_live=live)
         if cfg.elects_unclean:
             unclean = self._new_epoch(s, self.num(i), self.only(i))
             out = self.ite(offline, unclean.replace(ctrl_live=live, ctrl_elr=self.none()), out)
+        empty = z3.And(cfg.elr, z3.Not(self.some(s.ctrl_isr)), z3.Not(self.some(s.ctrl_elr)))
         known = self._last_known_leader(s)
         for j in self.ids:
             out = self.ite(
@@ -156,19 +175,15 @@ class SymController(SymBroker):
                 out,
             )
         out = self.ite(
+            z3.And(offline, z3.Not(self.some(s.ctrl_isr)), s.ctrl_elr[i]),
+            self._new_epoch(s, self.num(i), self.only(i)).replace(ctrl_live=live),
+            out,
+        )
+        return self.ite(
             z3.And(offline, s.ctrl_isr[i]),
             self._new_epoch(s, self.num(i), self.m_and(s.ctrl_isr, live)).replace(ctrl_live=live),
             out,
         )
-        if cfg.broken_rule == "isr-join-by-fetch":
-            out = self.ite(
-                z3.And(z3.Not(offline), z3.Not(s.ctrl_isr[i]), can_bump),
-                self._new_epoch(s, s.ctrl_leader, self.m_with(s.ctrl_isr, i)).replace(
-                    ctrl_live=live
-                ),
-                out,
-            )
-        return out
 
     # ----------------------------------------------- AlterIsr / AlterPartition
 

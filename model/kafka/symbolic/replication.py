@@ -50,7 +50,7 @@ class KafkaSymbolic(SymMessages):
     """
 
     def __init__(self, config: Config, sort: str = "bv"):
-        for option in ("clean_shutdown", "disk_loss", "fencing"):
+        for option in ("clean_shutdown", "disk_loss"):
             if getattr(config, option):
                 raise ConfigError(
                     f"{option}: the z3 encoding does not model it yet (check and walk do)"
@@ -130,6 +130,10 @@ class KafkaSymbolic(SymMessages):
                     add("crash", i, keep)
             add("checkpoint_hw", i)
             add("notice_restart", i)
+            if cfg.fencing:
+                for new_leader in [NO_LEADER, *others]:
+                    add("fence", i, new_leader)
+                add("unfence", i)
             add("deliver", i)
             add("deliver_latest", i)
             if cfg.records:
@@ -245,13 +249,28 @@ class KafkaSymbolic(SymMessages):
         if name == "checkpoint_hw":
             return z3.And(alive, r.hw_checkpoint != r.hw)
         if name == "notice_restart":
-            return z3.And(alive, z3.Not(live))
+            return z3.And(alive, z3.Not(live), z3.Not(r.fenced))
+        if name == "unfence":
+            return z3.And(alive, r.fenced)
+        if name == "fence":
+            return z3.And(
+                alive,
+                live,
+                cfg.fencing,
+                self._crash_notice_possible(s, i),
+                self._is_failover_choice(s, i, args[1]),
+            )
+        # A fenced broker still applies the metadata log (KafkaReplication.actions).
+        applies_records = z3.Or(live, r.fenced)
         if name == "deliver":
             epoch, _leader, _isr = self._next_request(s, i)
-            return z3.And(alive, live, epoch != 0)
+            return z3.And(alive, applies_records, epoch != 0)
         if name == "deliver_latest":
             return z3.And(
-                alive, live, cfg.controller_failover, self._failover_delivery_differs(s, i)
+                alive,
+                applies_records,
+                cfg.controller_failover,
+                self._failover_delivery_differs(s, i),
             )
         leads = r.leader == i
         if name == "write":

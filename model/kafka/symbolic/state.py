@@ -134,6 +134,7 @@ class SymReplica:
     epoch_start: Num
     record_owed: Bool  # KRaft only (Layout.domain)
     alter_item: Bool  # 3.0+ only (Layout.domain)
+    fenced: Bool  # --fencing only (Layout.domain)
     if_kind: Num
     if_a: Num
     if_b: Num
@@ -252,9 +253,17 @@ def request_slots(config: Config, b: Behaviour, epochs: int) -> int:
     and the adopted changes add a member to the controller's ISR, which starts full
     and loses at most ``replicas - 1`` members per new epoch.  The differential test
     checks the bound on every state it reaches.
+
+    From 3.0 (KAFKA-12686, ``Behaviour.one_isr_request_in_flight``) a broker process
+    proposes only with no request of its own queued, so each broker has at most one
+    queued per process it ran: ``replicas + crashes`` in all.  That bound is the one
+    used with ``--fencing``, whose fences (each a change the leader applies, as a
+    crash's is) the count above does not bound.
     """
     if not b.alter_isr:
         return 0
+    if config.fencing and b.one_isr_request_in_flight:
+        return config.replicas + config.crashes
     leaderships = epochs + config.crashes
     slots = leaderships
     if shrink_keeps_epoch(config):
@@ -328,6 +337,7 @@ class Layout:
                     epoch_start=num(p + "epoch_start"),
                     record_owed=boolean(p + "record_owed"),
                     alter_item=boolean(p + "alter_item"),
+                    fenced=boolean(p + "fenced"),
                     if_kind=num(p + "if_kind"),
                     if_a=num(p + "if_a"),
                     if_b=num(p + "if_b"),
@@ -444,14 +454,15 @@ class Layout:
             number(r.epoch_start)
             if r.clean_shutdown:
                 raise EncodingError(f"r{i}.clean_shutdown: not in the z3 encoding")
-            if r.fenced:
-                raise EncodingError(f"r{i}.fenced: not in the z3 encoding")
             if r.record_owed and not self.config.kraft:
                 raise EncodingError(f"r{i}.record_owed: KRaft only")
             put(bool(r.record_owed))
             if r.alter_item and not self.behaviour.one_isr_request_in_flight:
                 raise EncodingError(f"r{i}.alter_item: Kafka 3.0 and later only")
             put(bool(r.alter_item))
+            if r.fenced and not self.config.fencing:
+                raise EncodingError(f"r{i}.fenced: with --fencing only")
+            put(bool(r.fenced))
             fl = r.inflight
             if not fl:
                 out.extend((0, 0, 0, 0, 0, 0))
@@ -514,7 +525,7 @@ class Layout:
             log = records(0, log_len)
             hw, hw_checkpoint, truncation, unwritten = take(4)
             pending = record_mask()
-            zk_current, epoch_start, record_owed, alter_item = take(4)
+            zk_current, epoch_start, record_owed, alter_item, fenced = take(5)
             kind, fa, fb, fc, fd, flen = take(6)
             recs = records(fa, flen)  # empty unless a FETCH_RESPONSE (if_len 0)
             inflight: tuple = ()
@@ -547,7 +558,7 @@ class Layout:
                     clean_shutdown=0,
                     record_owed=int(record_owed),
                     alter_item=int(alter_item),
-                    fenced=0,
+                    fenced=int(fenced),
                     inflight=inflight,
                     remote_leo=remote,
                     isr=isr,
@@ -644,6 +655,8 @@ class Layout:
                 facts.append(z3.Not(r.record_owed))
             if not self.behaviour.one_isr_request_in_flight:  # KAFKA-12686, 3.0+
                 facts.append(z3.Not(r.alter_item))
+            if not cfg.fencing:
+                facts.append(z3.Not(r.fenced))
             within(r.epoch, 0, E)
             within(r.log_len, 0, R)
             records_beyond(r.log_ep, r.log_id, a.val(0), r.log_len)
