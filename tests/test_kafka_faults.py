@@ -238,14 +238,10 @@ def test_compare_runs_an_upgrade_path(capsys):
     assert code == 1
 
 
-def test_prove_refuses_the_options_it_does_not_encode(capsys):
-    code = main(["prove", "--kafka", "4.1.0", "--clean-shutdown", "--depth", "1"])
-    err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2
-    assert err == [
-        "replcheck: error: clean_shutdown: the z3 encoding does not model it yet "
-        "(check and walk do)"
-    ]
+def test_prove_takes_every_fault_option(capsys):
+    argv = ["prove", "--kafka", "4.1.0", "--clean-shutdown", "--disk-loss", "--depth", "2"]
+    assert main(argv) == 0
+    assert "clean-shutdown disk-loss kraft" in capsys.readouterr().out
 
 
 def test_a_trace_with_an_option_only_action_names_the_option(tmp_path, capsys):

@@ -63,6 +63,30 @@ def test_bmc_agrees_with_bfs_on_more_releases(release: str) -> None:
     cross_check({**BOUNDS, "mode": release}, DEPTH)
 
 
+@pytest.mark.parametrize(
+    ("keys", "depth"),
+    [
+        # A replaced disk loses a committed record in 2.1.0 (9 steps; none without it).
+        ({"mode": "2.1.0", "records": 1, "epochs": 2, "disk_loss": True}, 9),
+        # A clean shutdown and a fence beside crashes, in KRaft with the ELR.
+        (
+            {
+                "mode": "4.1.0",
+                "records": 1,
+                "epochs": 2,
+                "clean_shutdown": True,
+                "fencing": True,
+                "unclean_election": True,
+            },
+            6,
+        ),
+    ],
+    ids=["2.1.0-disk-loss", "4.1.0-clean-shutdown-fencing"],
+)
+def test_bmc_agrees_with_bfs_with_the_fault_options(keys: dict, depth: int) -> None:
+    cross_check(keys, depth)
+
+
 @pytest.mark.slow
 def test_bmc_finds_the_seed_loss_at_the_depth_bfs_reports() -> None:
     """The seeds' scenario (hw, 2 replicas, one record): the loss takes 10 steps."""

@@ -190,6 +190,8 @@ CONFIGS: list[dict] = [
     dict(mode="4.1.0", records=3, crashes=0),  # record replays (reapply_isr)
     dict(mode="4.1.0", fencing=True),  # fence / unfence a running broker
     dict(mode="3.5.0", kraft=True, fencing=True, replicas=3),  # a fence bumps the epoch
+    dict(mode="4.1.0", clean_shutdown=True, disk_loss=True, min_insync_replicas=2, crashes=2),
+    dict(mode="2.1.0", disk_loss=True, unclean_election=True),
 ]
 
 
@@ -247,6 +249,11 @@ def test_symbolic_model_agrees_on_longer_walks(values):
         # the leader epoch (3,842 and 3,010 states, about 30 s each).
         dict(mode="4.1.0", records=1, epochs=1, fencing=True),
         dict(mode="3.5.0", kraft=True, records=1, epochs=1, fencing=True),
+        # A clean shutdown keeps an ELR member; a replaced disk (2,714 and 5,544 states).
+        dict(mode="4.1.0", records=1, epochs=1, clean_shutdown=True, disk_loss=True),
+        dict(
+            mode="4.1.0", records=0, epochs=2, crashes=2, min_insync_replicas=2, clean_shutdown=True
+        ),
     ],
     ids=_id,
 )

@@ -52,12 +52,15 @@ def _epoch_truncation(model: KafkaSymbolic) -> bool:
     truncates to a HW that may lag the leader's and loses committed records
     (KAFKA-1211); in 2.8.0-2.8.1 a diverging fetch truncates a follower below the HW it
     checkpointed and the leader counts it caught up (KAFKA-13141, catalogue B2).  Not
-    where a replayed metadata record drops a growth of the ISR (_replay_drops_growth)."""
+    where a replayed metadata record drops a growth of the ISR (_replay_drops_growth),
+    nor where a stopped broker's disk may be replaced (``--disk-loss``): its replicated
+    prefix is gone while the leader and the controller still count it."""
     b = model.behaviour
     return (
         b.truncation != TRUNCATE_TO_HW
         and not b.diverged_fetch_moves_leader
         and not _replay_drops_growth(model)
+        and not model.config.disk_loss
     )
 
 
@@ -515,8 +518,9 @@ def fetch_response_from_leader(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
 
 
 def checkpoint_within_log(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
-    # KAFKA-13141, KAFKA-13790: see _epoch_truncation
-    if model.behaviour.diverged_fetch_moves_leader or _replay_drops_growth(model):
+    # KAFKA-13141, KAFKA-13790, a replaced disk: see _epoch_truncation
+    b = model.behaviour
+    if b.diverged_fetch_moves_leader or _replay_drops_growth(model) or model.config.disk_loss:
         return model.a.true
     return z3.And(*[r.hw_checkpoint <= r.log_len for r in s.replicas])
 
@@ -817,7 +821,7 @@ def committed_in_named_leader(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
 
 
 def records_kept_by_writer(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
-    if model.config.lossy_crash:
+    if model.config.lossy_crash or model.config.disk_loss:
         return model.a.true
     facts = []
     for k, ep, rid, used in _all_slots(model, s):
@@ -1146,7 +1150,8 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
         "The checkpointed HW is within the log: it was a HW at most the LEO when written, "
         "and a log is never truncated below its HW's checkpoint (not so in 2.8.0-2.8.1: "
         "KAFKA-13141, nor where a replayed metadata record drops an ISR growth the "
-        "controller still accepts: KRaft, KAFKA-13790).",
+        "controller still accepts: KRaft, KAFKA-13790; nor with --disk-loss, where a leader's "
+        "log may come from a replaced disk, shorter than a HW its follower already holds).",
         checkpoint_within_log,
     ),
     SymbolicLemma(
@@ -1297,7 +1302,8 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
         "records-kept-by-writer",
         "The leader of an epoch keeps every record of that epoch at its offset as long as "
         "every LeaderAndIsr it has had since names it or nobody: only a follower truncates "
-        "(_make_follower, _truncated_to), and a crash keeps the log.  Not with lossy crashes.",
+        "(_make_follower, _truncated_to), and a crash keeps the log.  Not with lossy crashes "
+        "or replaced disks.",
         records_kept_by_writer,
     ),
     SymbolicLemma(

@@ -148,6 +148,25 @@ class SymBroker(SymEpochs):
         dead = self.crashed(s.replicas[i], self.num(keep))
         return s.replace(crashes=s.crashes + 1).with_replica(i, dead)
 
+    def _do_shutdown(self, s: SymState, i: int) -> SymState:
+        """Mirrors BrokerRules._do_shutdown."""
+        r = s.replicas[i]
+        dead = self.crashed(r, r.log_len).replace(hw_checkpoint=r.hw, clean_shutdown=self.a.true)
+        return s.replace(crashes=s.crashes + 1).with_replica(i, dead)
+
+    def _do_replace_disk(self, s: SymState, i: int) -> SymState:
+        """Mirrors BrokerRules._do_replace_disk."""
+        zero = self.num(0)
+        empty = s.replicas[i].replace(
+            log_len=zero,
+            log_ep=(zero,) * self.records,
+            log_id=(zero,) * self.records,
+            hw_checkpoint=zero,
+            unwritten_epoch=zero,
+            clean_shutdown=self.a.false,
+        )
+        return s.with_replica(i, empty)
+
     def _do_restart(self, s: SymState, i: int) -> SymState:
         """Mirrors BrokerRules._do_restart."""
         r = s.replicas[i]
@@ -306,6 +325,7 @@ class SymBroker(SymEpochs):
             record_owed=self.a.false,
             alter_item=self.a.false,
             fenced=self.a.false,
+            clean_shutdown=self.a.false,
             epoch_start=self.num(-1),
             pending_isr=self.none(),
             **self._no_inflight(),

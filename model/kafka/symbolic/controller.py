@@ -119,12 +119,14 @@ class SymController(SymBroker):
         """Mirrors ControllerRules._do_notice_restart."""
         cfg = self.config
         live = self.m_with(s.ctrl_live, i)
-        s = s.with_replica(i, s.replicas[i].replace(epoch=self.num(0)))
-        was_eligible = s.ctrl_elr[i]
-        s = s.replace(ctrl_elr=self.m_without(s.ctrl_elr, i))
+        clean = s.replicas[i].clean_shutdown
+        s = s.with_replica(i, s.replicas[i].replace(epoch=self.num(0), clean_shutdown=self.a.false))
+        # Back from a crash (no clean-shutdown file) it leaves the ELR.
+        leaves_elr = z3.And(s.ctrl_elr[i], z3.Not(clean))
+        s = self.ite(leaves_elr, s.replace(ctrl_elr=self.m_without(s.ctrl_elr, i)), s)
         if cfg.elr:
             s = self.ite(
-                z3.And(was_eligible, s.ctrl_leader != NO_LEADER),
+                z3.And(leaves_elr, s.ctrl_leader != NO_LEADER),
                 self._isr_change(s, s.ctrl_isr),
                 s,
             )

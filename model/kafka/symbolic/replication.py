@@ -18,7 +18,7 @@ import z3
 from z3.z3 import _to_expr_ref
 
 from replcheck.model.interface import Action
-from replcheck.model.kafka.config import Config, ConfigError
+from replcheck.model.kafka.config import Config
 from replcheck.model.kafka.releases import ON_FETCH, Behaviour
 from replcheck.model.kafka.replication import ACTION_PARAMS, KafkaReplication
 from replcheck.model.kafka.state import (
@@ -50,11 +50,6 @@ class KafkaSymbolic(SymMessages):
     """
 
     def __init__(self, config: Config, sort: str = "bv"):
-        for option in ("clean_shutdown", "disk_loss"):
-            if getattr(config, option):
-                raise ConfigError(
-                    f"{option}: the z3 encoding does not model it yet (check and walk do)"
-                )
         self.config = config
         self.behaviour: Behaviour = config.rules()
         self.atomic = config.atomic
@@ -123,6 +118,8 @@ class KafkaSymbolic(SymMessages):
         for i in self.ids:
             others = [j for j in self.ids if j != i]
             add("restart", i)
+            add("shutdown", i)
+            add("replace_disk", i)
             for new_leader in [NO_LEADER, *others]:
                 add("notice_crash", i, new_leader)
             if cfg.crashes:
@@ -230,6 +227,9 @@ class KafkaSymbolic(SymMessages):
         live = s.ctrl_live[i]
         if name == "restart":
             return z3.And(z3.Not(r.alive), z3.Not(z3.And(b.controller_sees_bounces, live)))
+        if name == "replace_disk":
+            on_disk = z3.Or(r.log_len != 0, r.hw_checkpoint != 0, r.clean_shutdown)
+            return z3.And(z3.Not(r.alive), cfg.disk_loss, on_disk)
         if name == "notice_crash":
             return z3.And(
                 z3.Not(r.alive),
@@ -246,6 +246,8 @@ class KafkaSymbolic(SymMessages):
             keep = args[1]
             fits = keep <= r.log_len if cfg.lossy_crash else r.log_len == keep
             return z3.And(alive, s.crashes < cfg.crashes, fits)
+        if name == "shutdown":
+            return z3.And(alive, s.crashes < cfg.crashes, cfg.clean_shutdown)
         if name == "checkpoint_hw":
             return z3.And(alive, r.hw_checkpoint != r.hw)
         if name == "notice_restart":

@@ -135,6 +135,7 @@ class SymReplica:
     record_owed: Bool  # KRaft only (Layout.domain)
     alter_item: Bool  # 3.0+ only (Layout.domain)
     fenced: Bool  # --fencing only (Layout.domain)
+    clean_shutdown: Bool  # --clean-shutdown only (Layout.domain)
     if_kind: Num
     if_a: Num
     if_b: Num
@@ -338,6 +339,7 @@ class Layout:
                     record_owed=boolean(p + "record_owed"),
                     alter_item=boolean(p + "alter_item"),
                     fenced=boolean(p + "fenced"),
+                    clean_shutdown=boolean(p + "clean_shutdown"),
                     if_kind=num(p + "if_kind"),
                     if_a=num(p + "if_a"),
                     if_b=num(p + "if_b"),
@@ -452,8 +454,6 @@ class Layout:
             record_mask(r.pending, f"r{i}.pending")
             put(bool(r.zk_current))
             number(r.epoch_start)
-            if r.clean_shutdown:
-                raise EncodingError(f"r{i}.clean_shutdown: not in the z3 encoding")
             if r.record_owed and not self.config.kraft:
                 raise EncodingError(f"r{i}.record_owed: KRaft only")
             put(bool(r.record_owed))
@@ -463,6 +463,9 @@ class Layout:
             if r.fenced and not self.config.fencing:
                 raise EncodingError(f"r{i}.fenced: with --fencing only")
             put(bool(r.fenced))
+            if r.clean_shutdown and not self.config.clean_shutdown:
+                raise EncodingError(f"r{i}.clean_shutdown: with --clean-shutdown only")
+            put(bool(r.clean_shutdown))
             fl = r.inflight
             if not fl:
                 out.extend((0, 0, 0, 0, 0, 0))
@@ -525,7 +528,7 @@ class Layout:
             log = records(0, log_len)
             hw, hw_checkpoint, truncation, unwritten = take(4)
             pending = record_mask()
-            zk_current, epoch_start, record_owed, alter_item, fenced = take(5)
+            zk_current, epoch_start, record_owed, alter_item, fenced, clean = take(6)
             kind, fa, fb, fc, fd, flen = take(6)
             recs = records(fa, flen)  # empty unless a FETCH_RESPONSE (if_len 0)
             inflight: tuple = ()
@@ -555,7 +558,7 @@ class Layout:
                     pending=pending,
                     zk_current=int(zk_current),
                     epoch_start=epoch_start,
-                    clean_shutdown=0,
+                    clean_shutdown=int(clean),
                     record_owed=int(record_owed),
                     alter_item=int(alter_item),
                     fenced=int(fenced),
@@ -657,6 +660,8 @@ class Layout:
                 facts.append(z3.Not(r.alter_item))
             if not cfg.fencing:
                 facts.append(z3.Not(r.fenced))
+            if not cfg.clean_shutdown:
+                facts.append(z3.Not(r.clean_shutdown))
             within(r.epoch, 0, E)
             within(r.log_len, 0, R)
             records_beyond(r.log_ep, r.log_id, a.val(0), r.log_len)
