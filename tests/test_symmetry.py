@@ -29,9 +29,10 @@ from tests.conftest import reachable
         pytest.param(
             dict(mode="hw", replicas=3, records=1, epochs=2, crashes=1), marks=pytest.mark.slow
         ),
+        # Over 100 s here: heavy; the slow run checks 3 replicas on hw above.
         pytest.param(
             dict(mode="kip279", replicas=3, records=1, epochs=3, crashes=0),
-            marks=pytest.mark.slow,
+            marks=[pytest.mark.slow, pytest.mark.heavy],
         ),
         # 3 replicas, fast enough for every run: 3! namings of the same states
         dict(mode="kip320", replicas=3, records=1, epochs=2, crashes=0),

@@ -734,6 +734,10 @@ def follower_leader_told(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
             facts.append(z3.Implies(follows, z3.And(*named)))
             own = model.read(s.hist_leader, lead.epoch - 1, model.num(NO_LEADER)) == j
             facts.append(z3.Implies(z3.And(follows, lead.epoch <= f.epoch), own))
+            if model.config.controller_failover:
+                # A leader that jumps past an epoch another led (deliver_latest) is
+                # re-elected and keeps what it recorded before the jump.
+                continue
             seen = z3.And(_leads(lead, j), lead.remote[i] >= 0, f.epoch >= 1)
             recorded = _epochs_between(
                 s, f.epoch - 1, lead.epoch, lambda slot, j=j: _names(s, slot, j)
@@ -1263,7 +1267,8 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
         "leader, the follower's own or an older one, and every LeaderAndIsr from the "
         "follower's epoch to the leader's names that leader or nobody (the fetch is fenced to "
         "the leader's epoch, and Partition.makeLeader keeps the offsets only of a broker "
-        "re-elected).",
+        "re-elected; not with --controller-failover, where a leader that applies only the "
+        "latest LeaderAndIsr skips an epoch another broker led and keeps them).",
         follower_leader_told,
     ),
     SymbolicLemma(
