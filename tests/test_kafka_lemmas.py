@@ -123,6 +123,8 @@ def test_lemma_ids_and_docs():
         # shutdown.
         {"mode": "2.1.0", "records": 1, "epochs": 2, "disk_loss": True},
         {"mode": "4.1.0", "records": 1, "epochs": 1, "clean_shutdown": True, "disk_loss": True},
+        # A new controller re-makes a restarted leader leader of its epoch (before KIP-380).
+        {"mode": "2.1.0", "records": 1, "epochs": 2, "controller_failover": True},
     ],
 )
 def test_lemmas_hold_on_reachable_states(values):
@@ -154,6 +156,9 @@ def test_lemmas_hold_on_reachable_states(values):
         {"mode": "4.1.0", "records": 0, "epochs": 3, "crashes": 2, "min_insync_replicas": 2},
         {"mode": "4.1.0", "records": 1, "epochs": 2},
         {"mode": "4.1.0", "records": 1, "epochs": 1, "crashes": 2, "min_insync_replicas": 2},
+        # --controller-failover: epochs skipped, a leader re-made leader of its epoch.
+        {"mode": "2.1.0", "records": 1, "epochs": 3, "controller_failover": True},
+        {"mode": "2.4.0", "records": 2, "epochs": 2, "controller_failover": True},
         # A fence that bumps the leader epoch (KRaft before 3.6).
         {"mode": "3.5.0", "kraft": True, "records": 1, "epochs": 1, "fencing": True},
         # 120,016 states since F3, 5 to 6 minutes here; 98 s since KAFKA-12686: heavy.
