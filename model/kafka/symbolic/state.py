@@ -442,6 +442,13 @@ class Layout:
         for req in padded:
             replica_mask(req[4], "alter_requests")
         put(bool(s.hides_stale_hw))
+        cfg = self.config
+        optional_flags = (
+            ("record_owed", cfg.kraft, "KRaft only"),
+            ("alter_item", self.behaviour.one_isr_request_in_flight, "Kafka 3.0 and later only"),
+            ("fenced", cfg.fencing, "with --fencing only"),
+            ("clean_shutdown", cfg.clean_shutdown, "with --clean-shutdown only"),
+        )
         for i, r in enumerate(s.replicas):
             put(bool(r.alive))
             number(r.epoch)
@@ -454,18 +461,10 @@ class Layout:
             record_mask(r.pending, f"r{i}.pending")
             put(bool(r.zk_current))
             number(r.epoch_start)
-            if r.record_owed and not self.config.kraft:
-                raise EncodingError(f"r{i}.record_owed: KRaft only")
-            put(bool(r.record_owed))
-            if r.alter_item and not self.behaviour.one_isr_request_in_flight:
-                raise EncodingError(f"r{i}.alter_item: Kafka 3.0 and later only")
-            put(bool(r.alter_item))
-            if r.fenced and not self.config.fencing:
-                raise EncodingError(f"r{i}.fenced: with --fencing only")
-            put(bool(r.fenced))
-            if r.clean_shutdown and not self.config.clean_shutdown:
-                raise EncodingError(f"r{i}.clean_shutdown: with --clean-shutdown only")
-            put(bool(r.clean_shutdown))
+            for flag, allowed, where in optional_flags:  # Layout.domain keeps them False
+                if getattr(r, flag) and not allowed:
+                    raise EncodingError(f"r{i}.{flag}: {where}")
+                put(bool(getattr(r, flag)))
             fl = r.inflight
             if not fl:
                 out.extend((0, 0, 0, 0, 0, 0))
