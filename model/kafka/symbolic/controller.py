@@ -138,9 +138,9 @@ class SymController(SymBroker):
         )
         out = self._elect_on_return(s, i, live)
         if cfg.broken_rule == "isr-join-by-fetch":
-            offline = z3.And(s.ctrl_leader == NO_LEADER, self._can_bump(s))
+            # (not offline, and an epoch left: the leader is there)
             out = self.ite(
-                z3.And(z3.Not(offline), z3.Not(s.ctrl_isr[i]), self._can_bump(s)),
+                z3.And(s.ctrl_leader != NO_LEADER, z3.Not(s.ctrl_isr[i]), self._can_bump(s)),
                 self._new_epoch(s, s.ctrl_leader, self.m_with(s.ctrl_isr, i)).replace(
                     ctrl_live=live
                 ),

@@ -230,9 +230,10 @@ class KafkaSymbolic(SymMessages):
         if name == "replace_disk":
             on_disk = z3.Or(r.log_len != 0, r.hw_checkpoint != 0, r.clean_shutdown)
             return z3.And(z3.Not(r.alive), cfg.disk_loss, on_disk)
-        if name == "notice_crash":
+        if name in ("notice_crash", "fence"):  # a crash seen, or a running broker fenced
+            seen = z3.Not(r.alive) if name == "notice_crash" else z3.And(r.alive, cfg.fencing)
             return z3.And(
-                z3.Not(r.alive),
+                seen,
                 live,
                 self._crash_notice_possible(s, i),
                 self._is_failover_choice(s, i, args[1]),
@@ -254,14 +255,6 @@ class KafkaSymbolic(SymMessages):
             return z3.And(alive, z3.Not(live), z3.Not(r.fenced))
         if name == "unfence":
             return z3.And(alive, r.fenced)
-        if name == "fence":
-            return z3.And(
-                alive,
-                live,
-                cfg.fencing,
-                self._crash_notice_possible(s, i),
-                self._is_failover_choice(s, i, args[1]),
-            )
         # A fenced broker still applies the metadata log (KafkaReplication.actions).
         applies_records = z3.Or(live, r.fenced)
         if name == "deliver":
