@@ -43,6 +43,7 @@ def replica(
         record_owed=0,
         alter_item=0,
         fenced=0,
+        dir_unreported=0,
         inflight=(),
         remote_leo=(-1, -1) if leading else (),
         isr=0b11 if leading else 0,

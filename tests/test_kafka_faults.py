@@ -190,6 +190,113 @@ def test_the_last_known_leader_waits_while_the_elr_holds_a_fenced_member():
     assert (last.ctrl_leader, last.ctrl_isr, last.ctrl_elr) == (-1, 0, 0b100)
 
 
+# ------------------------------------- KIP-858: a replaced disk's directory (3.7+)
+
+# r1 shuts down cleanly (ELR, as min ISR is 2), then the leader r0 crashes and comes
+# back on a new disk: r0 is the last known leader, r1 the ELR's clean member.
+DIR_PREFIX = [
+    A("write", 0),
+    A("fetch_request", 1, 0),
+    A("fetch_response", 1),
+    A("fetch_request", 1, 0),  # the HW passes m1: committed
+    A("shutdown", 1),
+    A("notice_crash", 1, 0),  # ISR {r0} < 2: r1 joins the ELR
+    A("crash", 0, 1),
+    A("notice_crash", 0, -1),  # offline, ISR empty, ELR {r0, r1}
+    A("replace_disk", 0),
+    A("restart", 0),
+    A("notice_restart", 0),  # unclean: r0 leaves the ELR
+]
+DIR_BOUNDS = dict(replicas=2, records=1, epochs=3, crashes=2, min_isr=2)
+
+
+def _dir_model(release="4.1.0", **values):
+    return kafka(kafka=release, clean_shutdown=True, disk_loss=True, **DIR_BOUNDS, **values)
+
+
+def test_the_directory_report_empties_the_elr_and_the_empty_last_leader_is_elected():
+    """4.0 / 4.1.0 (handleAssignReplicasToDirs never enables the ELR, fixed in 4.3.0): the
+    report of r0's new directory empties the ELR, so when r1 comes back it is no longer
+    an eligible replica and the controller elects the last known leader r0, whose disk
+    is empty: the committed record is gone."""
+    model = _dir_model()
+    steps = execute(
+        model,
+        [*DIR_PREFIX, A("report_dir", 0), A("restart", 1), A("notice_restart", 1), A("deliver", 0)],
+    )
+    before, reported = steps[len(DIR_PREFIX)][1], steps[len(DIR_PREFIX) + 1][1]
+    assert before.replicas[0].dir_unreported and before.ctrl_elr == 0b10
+    assert not reported.replicas[0].dir_unreported and reported.ctrl_elr == 0
+    assert "r0 reported its new log directory: it may lead again" in state_changes(before, reported)
+    last = steps[-1][1]
+    assert (last.ctrl_leader, last.replicas[0].leo) == (0, 0)
+    assert no_committed_data_loss(last) is not None
+
+
+def test_without_the_report_the_elr_member_is_elected():
+    """The same run with r1 back before r0 reports: r1 is still in the ELR and leads."""
+    model = _dir_model()
+    steps = execute(model, [*DIR_PREFIX, A("restart", 1), A("notice_restart", 1)])
+    last = steps[-1][1]
+    assert (last.ctrl_leader, last.ctrl_isr) == (1, 0b10)
+    assert no_committed_data_loss(last) is None
+
+
+def test_an_unreported_directory_cannot_lead():
+    """LeaderAcceptor (hasOnlineDir): in 3.9 KRaft the last ISR member back on a new disk
+    is not elected at its registration, nor by a preferred election, until it reports
+    its directory; then it is (and the record is gone: D1).  ZooKeeper mode and 3.6 have
+    no directories: it leads at once."""
+    steps_to_return = [
+        A("crash", 1, 0),
+        A("notice_crash", 1, 0),
+        A("write", 0),  # ISR {r0}: committed at once
+        A("crash", 0, 1),
+        A("notice_crash", 0, -1),
+        A("replace_disk", 0),
+        A("restart", 0),
+        A("notice_restart", 0),
+    ]
+    values = dict(records=1, epochs=4, crashes=2, disk_loss=True)
+    model = kafka(kafka="3.9.1", kraft=True, **values)
+    back = execute(model, steps_to_return)[-1][1]
+    assert back.ctrl_leader == -1 and back.replicas[0].dir_unreported
+    assert A("elect", 0) not in set(model.actions(back))
+    reported = model.next_state(back, A("report_dir", 0))
+    assert reported.ctrl_leader == -1  # the report itself elects nobody
+    elected = model.next_state(reported, A("elect", 0))
+    assert elected.ctrl_leader == 0
+    for release, kraft in (("3.9.1", False), ("3.6.2", True)):
+        model = kafka(kafka=release, kraft=kraft, **values)
+        assert "report_dir" not in model.action_kinds()
+        assert execute(model, steps_to_return)[-1][1].ctrl_leader == 0
+    # KIP-858 needs metadata.version 3.7-IV2: at 3.7-IV1 a 3.7 cluster has no directories.
+    old = kafka(kafka="3.7.0", kraft=True, metadata_version="3.7-IV1", **values)
+    assert "report_dir" not in old.action_kinds()
+
+
+# The last leader r0 alone in the ISR crashes, and comes back on a new disk.
+LAST_LEADER_BACK = [
+    A("crash", 1, 0),
+    A("notice_crash", 1, 0),
+    A("write", 0),
+    A("crash", 0, 1),
+    A("notice_crash", 0, -1),  # ISR empty, ELR {r0}
+    A("replace_disk", 0),
+    A("restart", 0),
+    A("notice_restart", 0),  # unclean: leaves the ELR; ISR and ELR empty
+]
+LAST_LEADER_BOUNDS = dict(records=1, epochs=4, crashes=2, disk_loss=True, elr=True)
+
+
+def test_4_0_elects_the_last_known_leader_before_its_report():
+    """4.0 (KAFKA-19522, fixed in 4.1.0): canElectLastKnownLeader logs that the last known
+    leader is not acceptable and elects it anyway."""
+    for release, leader in (("4.0.0", 0), ("4.1.0", -1)):
+        model = kafka(kafka=release, **LAST_LEADER_BOUNDS)
+        assert execute(model, LAST_LEADER_BACK)[-1][1].ctrl_leader == leader
+
+
 # ----------------------------------------------------- protocol versions
 
 

@@ -38,9 +38,10 @@ FORMAT_URL = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 VARS = ["controller", "replicas", "written", "crashes", "committed", "acked"]
 # Fields added to the export after traces were published without them.  Such a trace
 # does not record them, so replay does not compare them (record_owed: finding F3,
-# 2026-11-27; alter_item: KAFKA-12686, 2026-11-27; fenced: --fencing, 2026-11-27).  A trace
-# that records one is held to it.
-ADDED_FIELDS = frozenset({"record_owed", "alter_item", "fenced"})
+# 2026-11-27; alter_item: KAFKA-12686, 2026-11-27; fenced: --fencing, 2026-11-27;
+# dir_unreported: KIP-858's directory report, 2026-11-28).  A trace that records one is
+# held to it.
+ADDED_FIELDS = frozenset({"record_owed", "alter_item", "fenced", "dir_unreported"})
 TRUNCATION_NAMES = {
     TRUNCATED: "truncated",
     MUST_TRUNCATE: "must-truncate",
@@ -119,6 +120,7 @@ def state_to_itf(s: State) -> dict[str, Any]:
                 "record_owed": bool(r.record_owed),
                 "alter_item": bool(r.alter_item),
                 "fenced": bool(r.fenced),
+                "dir_unreported": bool(r.dir_unreported),
                 "inflight": inflight_to_itf(r.inflight),
             }
         )

@@ -59,11 +59,15 @@ def format_plain_trace(steps: Sequence[tuple[Action | None, Any]], config: AnyCo
     return lines
 
 
+def _unreported(r: Replica) -> str:
+    return " (new disk, directory not reported)" if r.dir_unreported else ""
+
+
 def describe_replica(i: int, r: Replica) -> str:
     if not r.alive:
         clean = " (clean shutdown)" if r.clean_shutdown else ""
         log = " ".join(map(record_name, r.log))
-        return f"r{i}: DOWN{clean} log=[{log}] hw_ckpt={r.hw_checkpoint}"
+        return f"r{i}: DOWN{clean}{_unreported(r)} log=[{log}] hw_ckpt={r.hw_checkpoint}"
     if r.leader == i:
         role = f"leader e{r.epoch} isr={replica_set(r.isr)}"
     elif r.leader == NO_LEADER:
@@ -72,14 +76,15 @@ def describe_replica(i: int, r: Replica) -> str:
         role = f"follows r{r.leader} e{r.epoch}"
     fenced = " (fenced)" if r.fenced else ""
     return (
-        f"r{i}: {role}{fenced} log=[{' '.join(map(record_name, r.log))}] "
+        f"r{i}: {role}{fenced}{_unreported(r)} log=[{' '.join(map(record_name, r.log))}] "
         f"leo={len(r.log)} hw={r.hw} hw_ckpt={r.hw_checkpoint}"
     )
 
 
 def describe_controller(s: State) -> str:
     leader, isr = _who(s.ctrl_leader), replica_set(s.ctrl_isr)
-    return f"controller: leader {leader} epoch {s.ctrl_epoch} isr {isr}"
+    elr = f" elr {replica_set(s.ctrl_elr)}" if s.ctrl_elr else ""  # KIP-966, where it has members
+    return f"controller: leader {leader} epoch {s.ctrl_epoch} isr {isr}{elr}"
 
 
 def format_trace(steps: Sequence[tuple[Action | None, State]]) -> list[str]:
@@ -205,6 +210,8 @@ def state_changes(prev: State, s: State) -> list[str]:
             out.append(f"r{i}.hw_checkpoint {a.hw_checkpoint}->{b.hw_checkpoint}")
         if a.isr != b.isr and b.isr:
             out.append(f"r{i} believes ISR {replica_set(b.isr)}")
+        if a.dir_unreported and not b.dir_unreported:
+            out.append(f"r{i} reported its new log directory: it may lead again")
         if b.fenced != a.fenced and b.alive:
             fence = "fenced by the controller, still running" if b.fenced else "unfenced"
             out.append(f"r{i} {fence}")

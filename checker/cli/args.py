@@ -173,7 +173,8 @@ def add_model_args(p: argparse.ArgumentParser, with_mode: bool = True) -> None:
         action="store_true",
         default=None,
         help="a stopped broker's disk may be replaced: it restarts with an empty log and no "
-        "HW checkpoint",
+        "HW checkpoint (KRaft 3.7+: it cannot lead until it reports its new log directory, "
+        "report_dir)",
     )
     g.add_argument(
         "--fencing",

@@ -189,11 +189,13 @@ class BrokerRules:
         (3.7+, KIP-858) the formatted disk has a new directory id, so the partition
         names a directory the broker no longer has and it cannot lead
         (ReplicationControlManager's LeaderAcceptor: hasOnlineDir) until the broker
-        reports the new one (AssignReplicasToDirs); the model lets it lead at once,
-        as it may after that report.  With ELR its registration is unclean.
+        reports the new one (``report_dir``; Behaviour.dir_assignment).  With ELR its
+        registration is unclean.
         """
         r = s.replicas[i]
         empty = r.replace(log=(), hw_checkpoint=0, unwritten_epoch=0, clean_shutdown=0)
+        if self.config.kraft and self.behaviour.dir_assignment:
+            empty = empty.replace(dir_unreported=1)
         return s.with_replica(i, empty)
 
     def _do_restart(self, s: State, i: int) -> State:
@@ -354,6 +356,7 @@ def crashed(r: Replica, keep: int) -> Replica:
         clean_shutdown=0,  # a crash writes no clean-shutdown file
         record_owed=0,  # the metadata image is rebuilt from the log on restart
         fenced=0,  # a restarted process registers anew
+        dir_unreported=r.dir_unreported,  # the partition's directories[] entry: the controller's
         alter_item=0,  # a new AlterPartitionManager; the controller may still answer the old
         inflight=NOTHING_IN_FLIGHT,  # requests and responses die with the connections
         pending_isr=0,

@@ -42,6 +42,15 @@ def _stale_versions(s: State) -> tuple:
     return replicas
 
 
+def _unreported(s: State) -> int:
+    """The brokers whose disk was replaced and which have yet to report its directory."""
+    mask = 0
+    for i, r in enumerate(s.replicas):
+        if r.dir_unreported:
+            mask |= 1 << i
+    return mask
+
+
 def _stale_requests(s: State) -> tuple:
     """The queued ISR requests once the partition state has a new version: each one's
     version is stale (INVALID_UPDATE_VERSION when the controller gets to it)."""
@@ -69,7 +78,11 @@ class ControllerRules:
         """Who the controller may make leader when it notices broker ``i`` is gone."""
         if s.ctrl_leader != i:
             return [s.ctrl_leader]
+        # LeaderAcceptor (3.7+): a replaced disk's broker cannot lead before it reports
+        # its new directory (hasOnlineDir).
         live = s.ctrl_live & ~(1 << i)
+        if self.config.disk_loss:
+            live &= ~_unreported(s)
         clean = [c for c in self.ids if (live & s.ctrl_isr) >> c & 1]
         if clean:
             return clean
@@ -234,11 +247,14 @@ class ControllerRules:
 
     def _elect_on_return(self, s: State, i: int, live: int) -> State:
         """Broker ``i`` is live again (registered, or unfenced): an offline partition gets
-        a leader if it can have one (handleBrokerUnfenced over the leaderless partitions)."""
+        a leader if it can have one (handleBrokerUnfenced over the leaderless partitions).
+        A replaced disk's broker is no candidate until it reports its new directory
+        (``report_dir``; LeaderAcceptor.test: hasOnlineDir, 3.7+)."""
         offline = s.ctrl_leader == NO_LEADER and s.ctrl_epoch < self.config.epochs
-        if offline and s.ctrl_isr >> i & 1:
+        acceptable = not s.replicas[i].dir_unreported
+        if offline and acceptable and s.ctrl_isr >> i & 1:
             return self._new_epoch(s, i, s.ctrl_isr & live).replace(ctrl_live=live)
-        if offline and not s.ctrl_isr and s.ctrl_elr >> i & 1:
+        if offline and acceptable and not s.ctrl_isr and s.ctrl_elr >> i & 1:
             # KIP-966: with the ISR empty, an unfenced ELR member is a clean choice; it is
             # the ISR then, and leaves the ELR (PartitionChangeBuilder.isValidNewLeader,
             # electAnyLeader).  Only a cleanly shut-down broker is still in the ELR here.
@@ -247,17 +263,46 @@ class ControllerRules:
         # leader is elected as an unclean recovery once it is registered, even without
         # unclean.leader.election.enable, and before any unclean election
         # (PartitionChangeBuilder.electAnyLeader -> canElectLastKnownLeader, 4.1; 4.0 also
-        # elects a fenced one, KAFKA-19522, not modelled).
+        # elects a fenced one, KAFKA-19522, not modelled, and one whose directory is not
+        # online: Behaviour.last_known_leader_acceptable).
         # Any broker's registration runs the election (handleBrokerUnfenced over the
         # leaderless partitions; an ELR member's unclean one empties the ELR first), so
         # a last known leader that registered while the ELR was not empty is elected now.
         empty = self.config.elr and not s.ctrl_isr and not s.ctrl_elr
         known = last_known_leader(s)
-        if offline and empty and known != NO_LEADER and live >> known & 1:
+        if (
+            offline
+            and empty
+            and known != NO_LEADER
+            and live >> known & 1
+            and not (
+                self.behaviour.last_known_leader_acceptable and s.replicas[known].dir_unreported
+            )
+        ):
             return self._new_epoch(s, known, 1 << known).replace(ctrl_live=live, ctrl_elr=0)
-        if offline and self.elects_unclean:  # empties the ELR, as above
+        if offline and acceptable and self.elects_unclean:  # empties the ELR, as above
             return self._new_epoch(s, i, 1 << i).replace(ctrl_live=live, ctrl_elr=0)
         return s.replace(ctrl_live=live)
+
+    def _do_report_dir(self, s: State, i: int) -> State:
+        """Broker ``i``, whose disk was replaced, reports the partition's new log directory
+        (KRaft 3.7+, KIP-858: ReplicaManager.maybeUpdateTopicAssignment ->
+        AssignmentsManager -> ReplicationControlManager.handleAssignReplicasToDirs).
+
+        The broker sends it once it has created the log on the new disk, which it does
+        from the metadata it replays, registered or not (Partition
+        .createLogInAssignedDirectoryId), so before or after the controller unfences it.
+        The controller writes the new directory: a new partition epoch (the directories
+        change; PartitionRegistration.merge), so the leader's cached one and its queued
+        AlterPartition are stale, and it applies the record in its leader epoch.  The
+        change's PartitionChangeBuilder is built without setEligibleLeaderReplicasEnabled,
+        so maybeUpdateRecordElr writes the ELR as empty (3.7 to 4.2.x: it matters from
+        4.0, where ELR exists; fixed in 4.3.0 by apache/kafka#20716, commit 04a77120c9,
+        outside the range modelled).  It elects nobody: its LeaderAcceptor reads the
+        registration of before, which names the old directory.  From now on the broker may
+        lead, at the next election (``elect``, another broker's return, a crash notice)."""
+        s = s.with_replica(i, s.replicas[i].replace(dir_unreported=0))
+        return self._isr_change(s, s.ctrl_isr).replace(ctrl_elr=0)
 
     # ----------------------------------------------- AlterIsr / AlterPartition
 

@@ -138,6 +138,8 @@ class Behaviour:
     elr_available: bool
     elr_default: bool
     hw_needs_min_isr: bool
+    dir_assignment: bool
+    last_known_leader_acceptable: bool
 
     @property
     def rules(self) -> tuple:
@@ -507,6 +509,38 @@ TABLE: tuple[Row, ...] = (
                 "KIP-966: ELR on by default for new clusters (the default feature level at "
                 "metadata.version 4.1-IV0 and later: Feature.defaultVersion)",
                 "4.1-IV0",
+            ),
+        ),
+    ),
+    Row(
+        "dir_assignment",
+        "KRaft: a partition names each replica's log directory; a broker whose directory is "
+        "not online cannot lead until it reports the new one (AssignReplicasToDirs)",
+        False,
+        (
+            (
+                "3.7.0",
+                True,
+                "KIP-858 (JBOD in KRaft): ReplicationControlManager.LeaderAcceptor tests "
+                "ClusterControlManager.hasOnlineDir for the partition's directory; the broker "
+                "reports a replica's directory from ReplicaManager.maybeUpdateTopicAssignment "
+                "(AssignmentsManager), handled by handleAssignReplicasToDirs (from "
+                "metadata.version 3.7-IV2: MetadataVersion.isDirectoryAssignmentSupported)",
+                "3.7-IV2",
+            ),
+        ),
+    ),
+    Row(
+        "last_known_leader_acceptable",
+        "KRaft with ELR: the last known leader is elected only if the controller would "
+        "accept it as leader (unfenced, its directory online)",
+        False,
+        (
+            (
+                "4.1.0",
+                True,
+                "KAFKA-19522 (commit e4e2dce2eb): PartitionChangeBuilder.canElectLastKnownLeader "
+                "returns false where isAcceptableLeader fails (4.0 logs it and elects anyway)",
             ),
         ),
     ),

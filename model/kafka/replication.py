@@ -61,6 +61,7 @@ ACTION_PARAMS: dict[str, tuple[str, ...]] = {
     "crash": ("replica", "keep"),
     "shutdown": ("replica",),
     "replace_disk": ("replica",),
+    "report_dir": ("replica",),
     "restart": ("replica",),
     "deliver": ("replica",),
     "deliver_latest": ("replica",),
@@ -100,6 +101,9 @@ ACTION_DOCS: dict[str, str] = {
     "written (with --clean-shutdown)",
     "replace_disk": "a stopped broker's disk is replaced: it will restart with an empty log "
     "and no HW checkpoint (with --disk-loss)",
+    "report_dir": "a broker whose disk was replaced reports the partition's new log directory "
+    "(AssignReplicasToDirs): it may lead again; the change empties the ELR (KRaft 3.7+, "
+    "with --disk-loss)",
     "restart": "broker restarts: reloads its log and its checkpointed HW",
     "deliver": "the next LeaderAndIsr request (in epoch order) reaches a replica",
     "deliver_latest": "a replica gets only the current state: after a controller failover "
@@ -119,6 +123,7 @@ ACTION_DOCS: dict[str, str] = {
 OPTION_ACTIONS: dict[str, str] = {
     "shutdown": "clean_shutdown",
     "replace_disk": "disk_loss",
+    "report_dir": "disk_loss",
     "fence": "fencing",
     "unfence": "fencing",
 }
@@ -127,15 +132,18 @@ OPTION_ACTIONS: dict[str, str] = {
 # error names it) and the test of a configuration for it.
 _KRAFT = "KRaft mode (kraft = true, --kraft)"
 _THREE = "configurations of three or more replicas (replicas = 3, --replicas 3)"
+_DIRS = "KRaft mode from Kafka 3.7.0 at metadata.version 3.7-IV2 or later (KIP-858)"
 RELEASE_ACTIONS: dict[str, str] = {
     "apply_isr": _KRAFT,
     "reapply_isr": _KRAFT,
     "shrink_isr_set": _THREE,
+    "report_dir": _DIRS,
 }
 _RELEASE_TESTS: dict[str, Callable[[Config], bool]] = {
     "apply_isr": lambda config: config.kraft,
     "reapply_isr": lambda config: config.kraft,
     "shrink_isr_set": lambda config: config.replicas >= 3,
+    "report_dir": lambda config: config.kraft and config.rules().dir_assignment,
 }
 
 
@@ -208,6 +216,7 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                     record_owed=0,
                     alter_item=0,
                     fenced=0,
+                    dir_unreported=0,
                     inflight=NOTHING_IN_FLIGHT,
                     pending_isr=0,
                 )
@@ -285,6 +294,10 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                         yield Action("notice_crash", (i, new_leader))
                 continue
 
+            if r.dir_unreported:
+                # KRaft 3.7+: once it has created the log on its new disk (from the
+                # metadata it replays), the broker reports the directory.
+                yield Action("report_dir", (i,))
             if s.crashes < cfg.crashes:
                 if cfg.lossy_crash:
                     for keep in range(r.leo + 1):
@@ -355,7 +368,12 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
         # ref § Actors: the controller may move leadership at any moment.
         if can_bump:
             for c in self.ids:
-                if c != s.ctrl_leader and s.ctrl_live >> c & 1 and s.ctrl_isr >> c & 1:
+                if (
+                    c != s.ctrl_leader
+                    and s.ctrl_live >> c & 1
+                    and s.ctrl_isr >> c & 1
+                    and not reps[c].dir_unreported  # LeaderAcceptor: hasOnlineDir (3.7+)
+                ):
                     yield Action("elect", (c,))
 
     def _follower_actions(self, s: State, i: int, r: Replica) -> Iterator[Action]:

@@ -114,6 +114,12 @@ class Replica(NamedTuple):
     # its broker epoch is unchanged, so its next heartbeat unfences it (``unfence``)
     # instead of a registration (``notice_restart``).  A crash ends it.
     fenced: int
+    # 1 from a replaced disk until the broker reports the partition's new log directory
+    # (KRaft, metadata.version 3.7-IV2+, KIP-858; ``report_dir``).  The partition's
+    # ``directories`` entry still names the formatted disk's old id, which the broker no
+    # longer registers, so the controller's LeaderAcceptor (hasOnlineDir) refuses it as
+    # leader meanwhile.  The controller's fact, so a crash keeps it.
+    dir_unreported: int
     inflight: tuple  # as follower: the response on its way to it (see NOTHING_IN_FLIGHT)
     remote_leo: tuple[int, ...]  # as leader: each follower's last fetch offset; () otherwise
     isr: int  # as leader: the ISR it believes in (bitmask); 0 otherwise

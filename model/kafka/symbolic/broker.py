@@ -165,6 +165,8 @@ class SymBroker(SymEpochs):
             unwritten_epoch=zero,
             clean_shutdown=self.a.false,
         )
+        if self.config.kraft and self.behaviour.dir_assignment:
+            empty = empty.replace(dir_unreported=self.a.true)
         return s.with_replica(i, empty)
 
     def _do_restart(self, s: SymState, i: int) -> SymState:

@@ -41,6 +41,9 @@ class SymController(SymBroker):
         if new_leader == i:
             return self.a.false
         live = self.m_without(s.ctrl_live, i)
+        # LeaderAcceptor (3.7+): no candidate before it reports a replaced disk's directory.
+        unreported = [r.dir_unreported for r in s.replicas]
+        live = tuple(z3.And(x, z3.Not(u)) for x, u in zip(live, unreported, strict=True))
         clean = self.m_and(live, s.ctrl_isr)
         eligible = self.m_and(live, s.ctrl_elr)
         if new_leader == NO_LEADER:
@@ -162,30 +165,38 @@ class SymController(SymBroker):
         """Mirrors ControllerRules._elect_on_return (its first match wins: built last)."""
         cfg = self.config
         offline = z3.And(s.ctrl_leader == NO_LEADER, self._can_bump(s))
+        acceptable = z3.And(offline, z3.Not(s.replicas[i].dir_unreported))
         out = s.replace(ctrl_live=live)
         if cfg.elects_unclean:
             unclean = self._new_epoch(s, self.num(i), self.only(i))
-            out = self.ite(offline, unclean.replace(ctrl_live=live, ctrl_elr=self.none()), out)
+            out = self.ite(acceptable, unclean.replace(ctrl_live=live, ctrl_elr=self.none()), out)
         empty = z3.And(cfg.elr, z3.Not(self.some(s.ctrl_isr)), z3.Not(self.some(s.ctrl_elr)))
         known = self._last_known_leader(s)
+        checks_dir = self.behaviour.last_known_leader_acceptable
         for j in self.ids:
+            refused = z3.And(checks_dir, s.replicas[j].dir_unreported)
             out = self.ite(
-                z3.And(offline, empty, known == j, live[j]),
+                z3.And(offline, empty, known == j, live[j], z3.Not(refused)),
                 self._new_epoch(s, self.num(j), self.only(j)).replace(
                     ctrl_live=live, ctrl_elr=self.none()
                 ),
                 out,
             )
         out = self.ite(
-            z3.And(offline, z3.Not(self.some(s.ctrl_isr)), s.ctrl_elr[i]),
+            z3.And(acceptable, z3.Not(self.some(s.ctrl_isr)), s.ctrl_elr[i]),
             self._new_epoch(s, self.num(i), self.only(i)).replace(ctrl_live=live),
             out,
         )
         return self.ite(
-            z3.And(offline, s.ctrl_isr[i]),
+            z3.And(acceptable, s.ctrl_isr[i]),
             self._new_epoch(s, self.num(i), self.m_and(s.ctrl_isr, live)).replace(ctrl_live=live),
             out,
         )
+
+    def _do_report_dir(self, s: SymState, i: int) -> SymState:
+        """Mirrors ControllerRules._do_report_dir."""
+        s = s.with_replica(i, s.replicas[i].replace(dir_unreported=self.a.false))
+        return self._isr_change(s, s.ctrl_isr).replace(ctrl_elr=self.none())
 
     # ----------------------------------------------- AlterIsr / AlterPartition
 

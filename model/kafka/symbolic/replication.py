@@ -120,6 +120,7 @@ class KafkaSymbolic(SymMessages):
             add("restart", i)
             add("shutdown", i)
             add("replace_disk", i)
+            add("report_dir", i)
             for new_leader in [NO_LEADER, *others]:
                 add("notice_crash", i, new_leader)
             if cfg.crashes:
@@ -241,7 +242,13 @@ class KafkaSymbolic(SymMessages):
         if name == "alter_isr":
             return self._has_request(s, i)
         if name == "elect":
-            return z3.And(self._can_bump(s), s.ctrl_leader != i, live, s.ctrl_isr[i])
+            return z3.And(
+                self._can_bump(s),
+                s.ctrl_leader != i,
+                live,
+                s.ctrl_isr[i],
+                z3.Not(r.dir_unreported),
+            )
         alive = r.alive
         if name == "crash":
             keep = args[1]
@@ -255,6 +262,8 @@ class KafkaSymbolic(SymMessages):
             return z3.And(alive, z3.Not(live), z3.Not(r.fenced))
         if name == "unfence":
             return z3.And(alive, r.fenced)
+        if name == "report_dir":
+            return z3.And(alive, r.dir_unreported)
         # A fenced broker still applies the metadata log (KafkaReplication.actions).
         applies_records = z3.Or(live, r.fenced)
         if name == "deliver":

@@ -136,6 +136,7 @@ class SymReplica:
     alter_item: Bool  # 3.0+ only (Layout.domain)
     fenced: Bool  # --fencing only (Layout.domain)
     clean_shutdown: Bool  # --clean-shutdown only (Layout.domain)
+    dir_unreported: Bool  # --disk-loss in KRaft 3.7+ only (Layout.domain)
     if_kind: Num
     if_a: Num
     if_b: Num
@@ -300,6 +301,10 @@ class Layout:
                 kinds.add(EPOCH_RESPONSE)
         self.inflight_kinds = frozenset(kinds)
 
+    def _reports_dirs(self) -> bool:
+        """Whether a replaced disk leaves its broker's directory to report (report_dir)."""
+        return self.config.disk_loss and self.config.kraft and self.behaviour.dir_assignment
+
     # ------------------------------------------------------------ variables
 
     def fresh(self, tag: str) -> SymState:
@@ -340,6 +345,7 @@ class Layout:
                     alter_item=boolean(p + "alter_item"),
                     fenced=boolean(p + "fenced"),
                     clean_shutdown=boolean(p + "clean_shutdown"),
+                    dir_unreported=boolean(p + "dir_unreported"),
                     if_kind=num(p + "if_kind"),
                     if_a=num(p + "if_a"),
                     if_b=num(p + "if_b"),
@@ -448,6 +454,7 @@ class Layout:
             ("alter_item", self.behaviour.one_isr_request_in_flight, "Kafka 3.0 and later only"),
             ("fenced", cfg.fencing, "with --fencing only"),
             ("clean_shutdown", cfg.clean_shutdown, "with --clean-shutdown only"),
+            ("dir_unreported", self._reports_dirs(), "with --disk-loss in KRaft 3.7+ only"),
         )
         for i, r in enumerate(s.replicas):
             put(bool(r.alive))
@@ -527,7 +534,7 @@ class Layout:
             log = records(0, log_len)
             hw, hw_checkpoint, truncation, unwritten = take(4)
             pending = record_mask()
-            zk_current, epoch_start, record_owed, alter_item, fenced, clean = take(6)
+            zk_current, epoch_start, record_owed, alter_item, fenced, clean, unreported = take(7)
             kind, fa, fb, fc, fd, flen = take(6)
             recs = records(fa, flen)  # empty unless a FETCH_RESPONSE (if_len 0)
             inflight: tuple = ()
@@ -561,6 +568,7 @@ class Layout:
                     record_owed=int(record_owed),
                     alter_item=int(alter_item),
                     fenced=int(fenced),
+                    dir_unreported=int(unreported),
                     inflight=inflight,
                     remote_leo=remote,
                     isr=isr,
@@ -661,6 +669,8 @@ class Layout:
                 facts.append(z3.Not(r.fenced))
             if not cfg.clean_shutdown:
                 facts.append(z3.Not(r.clean_shutdown))
+            if not self._reports_dirs():
+                facts.append(z3.Not(r.dir_unreported))
             within(r.epoch, 0, E)
             within(r.log_len, 0, R)
             records_beyond(r.log_ep, r.log_id, a.val(0), r.log_len)
