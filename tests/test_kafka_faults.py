@@ -297,6 +297,31 @@ def test_4_0_elects_the_last_known_leader_before_its_report():
         assert execute(model, LAST_LEADER_BACK)[-1][1].ctrl_leader == leader
 
 
+def test_a_4_0_leader_elected_before_its_report_loses_leadership_by_it():
+    """The report's own election tests the leader with the directory of before: it fails,
+    and with no other candidate the partition has no leader (a new leader epoch) until an
+    election picks r0 from the ISR again."""
+    model = kafka(kafka="4.0.0", **{**LAST_LEADER_BOUNDS, "epochs": 5})
+    led = execute(model, LAST_LEADER_BACK)[-1][1]
+    reported = model.next_state(led, A("report_dir", 0))
+    assert (reported.ctrl_leader, reported.ctrl_epoch, reported.ctrl_isr) == (-1, 4, 0b01)
+    again = model.next_state(reported, A("elect", 0))
+    assert (again.ctrl_leader, again.ctrl_epoch) == (0, 5)
+
+
+def test_the_balancer_elects_the_last_known_leader_after_the_report():
+    """F4 without r1's return: the periodic preferred-leader balancer runs the last known
+    leader's recovery (maybeBalancePartitionLeaders -> canElectLastKnownLeader), so the
+    empty r0 leads within leader.imbalance.check.interval.seconds anyway."""
+    model = _dir_model()
+    reported = execute(model, [*DIR_PREFIX, A("report_dir", 0)])[-1][1]
+    assert A("elect", 0) in set(model.actions(reported))
+    led = model.next_state(reported, A("elect", 0))
+    assert (led.ctrl_leader, led.ctrl_isr, led.ctrl_elr) == (0, 0b01, 0)
+    before = execute(model, DIR_PREFIX)[-1][1]  # ELR {r1}: no recovery yet
+    assert not any(a.name == "elect" for a in model.actions(before))
+
+
 # ----------------------------------------------------- protocol versions
 
 

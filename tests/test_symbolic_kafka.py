@@ -359,7 +359,13 @@ def _directory_runs() -> list:
     f4 = [*DIR_PREFIX, *returns]
     shutdowns = dict(clean_shutdown=True, disk_loss=True, **DIR_BOUNDS)
     back = [*LAST_LEADER_BACK, Action("report_dir", (0,))]
+    balanced = [*DIR_PREFIX, Action("report_dir", (0,)), Action("elect", (0,))]
+    again = dict(LAST_LEADER_BOUNDS, epochs=5)
     return [
+        pytest.param(dict(kafka="4.1.0", **shutdowns), balanced, id="F4-balancer"),
+        pytest.param(
+            dict(kafka="4.0.0", **again), [*back, Action("elect", (0,))], id="4.0.0-again"
+        ),
         pytest.param(dict(kafka="4.1.0", **shutdowns), f4, id="F4-4.1.0"),
         pytest.param(dict(kafka="4.0.0", elr=True, **shutdowns), f4, id="F4-4.0.0"),
         pytest.param(dict(kafka="3.9.1", kraft=True, **shutdowns), f4, id="3.9.1-kraft"),

@@ -268,21 +268,31 @@ class ControllerRules:
         # Any broker's registration runs the election (handleBrokerUnfenced over the
         # leaderless partitions; an ELR member's unclean one empties the ELR first), so
         # a last known leader that registered while the ELR was not empty is elected now.
-        empty = self.config.elr and not s.ctrl_isr and not s.ctrl_elr
-        known = last_known_leader(s)
-        if (
-            offline
-            and empty
-            and known != NO_LEADER
-            and live >> known & 1
-            and not (
-                self.behaviour.last_known_leader_acceptable and s.replicas[known].dir_unreported
-            )
-        ):
+        known = self._last_known_recovery(s, live)
+        if known != NO_LEADER:
             return self._new_epoch(s, known, 1 << known).replace(ctrl_live=live, ctrl_elr=0)
         if offline and acceptable and self.elects_unclean:  # empties the ELR, as above
             return self._new_epoch(s, i, 1 << i).replace(ctrl_live=live, ctrl_elr=0)
         return s.replace(ctrl_live=live)
+
+    def _last_known_recovery(self, s: State, live: int) -> int:
+        """The last known leader, where the controller would elect it now as an unclean
+        recovery (KIP-966: ISR and ELR both empty, PartitionChangeBuilder
+        .canElectLastKnownLeader), else NO_LEADER."""
+        if not (
+            self.config.elr
+            and s.ctrl_leader == NO_LEADER
+            and not s.ctrl_isr
+            and not s.ctrl_elr
+            and s.ctrl_epoch < self.config.epochs
+        ):
+            return NO_LEADER
+        known = last_known_leader(s)
+        if known == NO_LEADER or not live >> known & 1:
+            return NO_LEADER
+        if self.behaviour.last_known_leader_acceptable and s.replicas[known].dir_unreported:
+            return NO_LEADER
+        return known
 
     def _do_report_dir(self, s: State, i: int) -> State:
         """Broker ``i``, whose disk was replaced, reports the partition's new log directory
@@ -298,10 +308,23 @@ class ControllerRules:
         change's PartitionChangeBuilder is built without setEligibleLeaderReplicasEnabled,
         so maybeUpdateRecordElr writes the ELR as empty (3.7 to 4.2.x: it matters from
         4.0, where ELR exists; fixed in 4.3.0 by apache/kafka#20716, commit 04a77120c9,
-        outside the range modelled).  It elects nobody: its LeaderAcceptor reads the
-        registration of before, which names the old directory.  From now on the broker may
-        lead, at the next election (``elect``, another broker's return, a crash notice)."""
+        outside the range modelled).  Its election (``build`` -> ``tryElection``) tests
+        candidates with a LeaderAcceptor on the registration of before, which names the old
+        directory: it never elects the reporting broker, and a 4.0 leader elected as the
+        last known leader before its report (KAFKA-19522) fails it and is removed, a new
+        leader epoch with no leader (the ISR keeps it; with the ELR off in this builder it
+        cannot empty).  From then on the broker may lead, at the next election (``elect``,
+        which stands for the periodic preferred-leader balancer too, another broker's
+        return, a crash notice).
+
+        The model lets the broker report once its process runs, registered or not: in
+        Kafka it registers first (the request carries its broker epoch,
+        ClusterControlManager.checkBrokerEpoch), but ``notice_restart`` registers and
+        unfences in one step, so a report before it stands for Kafka's register, report,
+        unfence order, which reaches the same states."""
         s = s.with_replica(i, s.replicas[i].replace(dir_unreported=0))
+        if s.ctrl_leader == i:  # 4.0 only: the report's own election removes it
+            return self._new_epoch(s, NO_LEADER, s.ctrl_isr).replace(ctrl_elr=0)
         return self._isr_change(s, s.ctrl_isr).replace(ctrl_elr=0)
 
     # ----------------------------------------------- AlterIsr / AlterPartition
@@ -381,7 +404,15 @@ class ControllerRules:
 
     def _do_elect(self, s: State, c: int) -> State:
         """ref § Actors: leadership moves without a crash (preferred-leader election,
-        controlled shutdown, a leader's expired ZooKeeper session); ISR unchanged."""
+        controlled shutdown, a leader's expired ZooKeeper session); ISR unchanged.
+
+        With ELR, the periodic preferred-leader balancer also runs the last known leader's
+        recovery for a leaderless partition whose ISR and ELR are empty
+        (ReplicationControlManager.maybeBalancePartitionLeaders -> electPreferredLeader ->
+        canElectLastKnownLeader, 4.0/4.1): ``c`` is then outside the ISR, which becomes it
+        (as at a registration, :meth:`_elect_on_return`)."""
+        if not s.ctrl_isr >> c & 1:
+            return self._new_epoch(s, c, 1 << c).replace(ctrl_elr=0)
         return self._new_epoch(s, c, s.ctrl_isr)
 
     def _new_epoch(self, s: State, leader: int, isr: int) -> State:

@@ -114,7 +114,9 @@ ACTION_DOCS: dict[str, str] = {
     "new leader / smaller ISR as for a crash; the broker runs on (with --fencing)",
     "unfence": "controller unfences a fenced broker at its next heartbeat, same broker epoch "
     "(KRaft, with --fencing)",
-    "elect": "controller moves leadership to another live ISR member (preferred election)",
+    "elect": "controller moves leadership to another live ISR member (preferred election); "
+    "with ELR, the balancer also gives a leaderless partition whose ISR and ELR are empty "
+    "its last known leader",
 }
 
 # Actions a run has only with an option on.  A configuration without the option does not
@@ -294,9 +296,10 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                         yield Action("notice_crash", (i, new_leader))
                 continue
 
-            if r.dir_unreported:
+            if r.dir_unreported and (s.ctrl_leader != i or can_bump):
                 # KRaft 3.7+: once it has created the log on its new disk (from the
-                # metadata it replays), the broker reports the directory.
+                # metadata it replays), the broker reports the directory.  (A 4.0 leader
+                # elected before its report loses leadership by it: a new leader epoch.)
                 yield Action("report_dir", (i,))
             if s.crashes < cfg.crashes:
                 if cfg.lossy_crash:
@@ -375,6 +378,11 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                     and not reps[c].dir_unreported  # LeaderAcceptor: hasOnlineDir (3.7+)
                 ):
                     yield Action("elect", (c,))
+            if cfg.elr and not s.ctrl_isr and s.ctrl_leader == NO_LEADER:
+                # The balancer's last-known-leader recovery (ControllerRules._do_elect).
+                known = self._last_known_recovery(s, s.ctrl_live)
+                if known != NO_LEADER:
+                    yield Action("elect", (known,))
 
     def _follower_actions(self, s: State, i: int, r: Replica) -> Iterator[Action]:
         """The fetcher: handle the response in flight, else send the next request

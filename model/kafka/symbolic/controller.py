@@ -170,13 +170,9 @@ class SymController(SymBroker):
         if cfg.elects_unclean:
             unclean = self._new_epoch(s, self.num(i), self.only(i))
             out = self.ite(acceptable, unclean.replace(ctrl_live=live, ctrl_elr=self.none()), out)
-        empty = z3.And(cfg.elr, z3.Not(self.some(s.ctrl_isr)), z3.Not(self.some(s.ctrl_elr)))
-        known = self._last_known_leader(s)
-        checks_dir = self.behaviour.last_known_leader_acceptable
         for j in self.ids:
-            refused = z3.And(checks_dir, s.replicas[j].dir_unreported)
             out = self.ite(
-                z3.And(offline, empty, known == j, live[j], z3.Not(refused)),
+                self._last_known_recovery(s, live, j),
                 self._new_epoch(s, self.num(j), self.only(j)).replace(
                     ctrl_live=live, ctrl_elr=self.none()
                 ),
@@ -193,10 +189,23 @@ class SymController(SymBroker):
             out,
         )
 
+    def _last_known_recovery(self, s: SymState, live: tuple, j: int) -> Bool:
+        """``ControllerRules._last_known_recovery(s, live) == j``."""
+        offline = z3.And(s.ctrl_leader == NO_LEADER, self._can_bump(s))
+        empty = z3.And(
+            self.config.elr, z3.Not(self.some(s.ctrl_isr)), z3.Not(self.some(s.ctrl_elr))
+        )
+        refused = z3.And(self.behaviour.last_known_leader_acceptable, s.replicas[j].dir_unreported)
+        known = self._last_known_leader(s)
+        return z3.And(offline, empty, known == j, live[j], z3.Not(refused))
+
     def _do_report_dir(self, s: SymState, i: int) -> SymState:
         """Mirrors ControllerRules._do_report_dir."""
         s = s.with_replica(i, s.replicas[i].replace(dir_unreported=self.a.false))
-        return self._isr_change(s, s.ctrl_isr).replace(ctrl_elr=self.none())
+        removed = self._new_epoch(s, self.num(NO_LEADER), s.ctrl_isr)
+        written = self._isr_change(s, s.ctrl_isr)
+        out = self.ite(s.ctrl_leader == i, removed, written)
+        return out.replace(ctrl_elr=self.none())
 
     # ----------------------------------------------- AlterIsr / AlterPartition
 
@@ -280,7 +289,8 @@ class SymController(SymBroker):
 
     def _do_elect(self, s: SymState, c: int) -> SymState:
         """Mirrors ControllerRules._do_elect."""
-        return self._new_epoch(s, self.num(c), s.ctrl_isr)
+        recovery = self._new_epoch(s, self.num(c), self.only(c)).replace(ctrl_elr=self.none())
+        return self.ite(s.ctrl_isr[c], self._new_epoch(s, self.num(c), s.ctrl_isr), recovery)
 
     def _new_epoch(self, s: SymState, leader: Num, isr: tuple) -> SymState:
         """Mirrors ControllerRules._new_epoch.  Past the last history slot the entry is

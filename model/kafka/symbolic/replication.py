@@ -242,13 +242,14 @@ class KafkaSymbolic(SymMessages):
         if name == "alter_isr":
             return self._has_request(s, i)
         if name == "elect":
-            return z3.And(
+            preferred = z3.And(
                 self._can_bump(s),
                 s.ctrl_leader != i,
                 live,
                 s.ctrl_isr[i],
                 z3.Not(r.dir_unreported),
             )
+            return z3.Or(preferred, self._last_known_recovery(s, s.ctrl_live, i))
         alive = r.alive
         if name == "crash":
             keep = args[1]
@@ -263,7 +264,7 @@ class KafkaSymbolic(SymMessages):
         if name == "unfence":
             return z3.And(alive, r.fenced)
         if name == "report_dir":
-            return z3.And(alive, r.dir_unreported)
+            return z3.And(alive, r.dir_unreported, z3.Or(s.ctrl_leader != i, self._can_bump(s)))
         # A fenced broker still applies the metadata log (KafkaReplication.actions).
         applies_records = z3.Or(live, r.fenced)
         if name == "deliver":
