@@ -386,6 +386,20 @@ def test_a_trace_with_an_option_only_action_names_the_option(tmp_path, capsys):
     )
 
 
+def test_a_trace_with_the_directory_report_names_both_conditions(tmp_path, capsys):
+    trace = tmp_path / "t.toml"
+    config = 'config = { kafka = "3.6.2", kraft = true, disk_loss = true }\n'
+    trace.write_text(config + 'actions = ["report_dir(replica=r0)"]\n')
+    assert main(["replay", str(trace)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(
+        "action 'report_dir' needs the option disk_loss = true (--disk-loss) and exists only "
+        "in KRaft mode from Kafka 3.7.0 at metadata.version 3.7-IV2 or later (KIP-858); "
+        "not in this configuration"
+    )
+    assert len(err.splitlines()) == 1
+
+
 def test_a_trace_with_a_release_only_action_names_the_releases(tmp_path, capsys):
     trace = tmp_path / "t.toml"
     trace.write_text('config = { kafka = "3.5.0" }\nactions = ["reapply_isr(leader=r0)"]\n')

@@ -386,6 +386,13 @@ def make_action(
     """An Action from its name and parameters (by name, or in order), checked against the
     model's ``params`` (the Kafka model's unless told)."""
     if name not in params:
+        if name in OPTION_ACTIONS and name in RELEASE_ACTIONS:  # the model knows which is off
+            option = OPTION_ACTIONS[name]
+            raise TraceError(
+                f"{where}: action {name!r} needs the option {option} = true "
+                f"(--{option.replace('_', '-')}) and exists only in {RELEASE_ACTIONS[name]}; "
+                "not in this configuration"
+            )
         if name in OPTION_ACTIONS and name in ACTION_PARAMS:
             option = OPTION_ACTIONS[name]
             raise TraceError(
