@@ -59,7 +59,7 @@ def format_plain_trace(steps: Sequence[tuple[Action | None, Any]], config: AnyCo
     return lines
 
 
-def _unreported(r: Replica) -> str:
+def _disk_note(r: Replica) -> str:
     return " (new disk, directory not reported)" if r.dir_unreported else ""
 
 
@@ -67,7 +67,7 @@ def describe_replica(i: int, r: Replica) -> str:
     if not r.alive:
         clean = " (clean shutdown)" if r.clean_shutdown else ""
         log = " ".join(map(record_name, r.log))
-        return f"r{i}: DOWN{clean}{_unreported(r)} log=[{log}] hw_ckpt={r.hw_checkpoint}"
+        return f"r{i}: DOWN{clean}{_disk_note(r)} log=[{log}] hw_ckpt={r.hw_checkpoint}"
     if r.leader == i:
         role = f"leader e{r.epoch} isr={replica_set(r.isr)}"
     elif r.leader == NO_LEADER:
@@ -76,7 +76,7 @@ def describe_replica(i: int, r: Replica) -> str:
         role = f"follows r{r.leader} e{r.epoch}"
     fenced = " (fenced)" if r.fenced else ""
     return (
-        f"r{i}: {role}{fenced}{_unreported(r)} log=[{' '.join(map(record_name, r.log))}] "
+        f"r{i}: {role}{fenced}{_disk_note(r)} log=[{' '.join(map(record_name, r.log))}] "
         f"leo={len(r.log)} hw={r.hw} hw_ckpt={r.hw_checkpoint}"
     )
 

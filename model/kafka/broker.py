@@ -194,7 +194,7 @@ class BrokerRules:
         """
         r = s.replicas[i]
         empty = r.replace(log=(), hw_checkpoint=0, unwritten_epoch=0, clean_shutdown=0)
-        if self.config.kraft and self.behaviour.dir_assignment:
+        if self.reports_dirs:
             empty = empty.replace(dir_unreported=1)
         return s.with_replica(i, empty)
 

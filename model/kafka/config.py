@@ -124,6 +124,19 @@ class Config:
         return self.unclean_election and not self.unclean_ignored
 
     @property
+    def assigns_dirs(self) -> bool:
+        """KRaft from 3.7.0 at metadata.version 3.7-IV2 (KIP-858): a partition names each
+        replica's log directory (Behaviour.dir_assignment)."""
+        return self.kraft and self.rules().dir_assignment
+
+    @property
+    def reports_dirs(self) -> bool:
+        """A replaced disk leaves its broker's new directory to report (``report_dir``):
+        ``disk_loss`` where partitions name directories.  Read once per model: it reads
+        the release table."""
+        return self.disk_loss and self.assigns_dirs
+
+    @property
     def unclean_ignored(self) -> bool:
         """``unclean_election`` was asked for where Kafka's controller ignores it."""
         return self.unclean_election and self.kraft and not self.rules().kraft_unclean_election

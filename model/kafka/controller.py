@@ -81,7 +81,7 @@ class ControllerRules:
         # LeaderAcceptor (3.7+): a replaced disk's broker cannot lead before it reports
         # its new directory (hasOnlineDir).
         live = s.ctrl_live & ~(1 << i)
-        if self.config.disk_loss:
+        if self.reports_dirs:
             live &= ~_unreported(s)
         clean = [c for c in self.ids if (live & s.ctrl_isr) >> c & 1]
         if clean:

@@ -145,7 +145,7 @@ _RELEASE_TESTS: dict[str, Callable[[Config], bool]] = {
     "apply_isr": lambda config: config.kraft,
     "reapply_isr": lambda config: config.kraft,
     "shrink_isr_set": lambda config: config.replicas >= 3,
-    "report_dir": lambda config: config.kraft and config.rules().dir_assignment,
+    "report_dir": lambda config: config.assigns_dirs,
 }
 
 
@@ -189,6 +189,7 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
         self.ids = range(self.n)
         self.shrink_keeps_epoch = shrink_keeps_epoch(config)
         self.elects_unclean = config.elects_unclean
+        self.reports_dirs = config.reports_dirs
         self._dispatch = {name: getattr(self, f"_do_{name}") for name in ACTION_PARAMS}
 
     # ------------------------------------------------------------------ setup

@@ -165,7 +165,7 @@ class SymBroker(SymEpochs):
             unwritten_epoch=zero,
             clean_shutdown=self.a.false,
         )
-        if self.config.kraft and self.behaviour.dir_assignment:
+        if self.layout.reports_dirs:
             empty = empty.replace(dir_unreported=self.a.true)
         return s.with_replica(i, empty)
 

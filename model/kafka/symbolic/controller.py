@@ -41,9 +41,9 @@ class SymController(SymBroker):
         if new_leader == i:
             return self.a.false
         live = self.m_without(s.ctrl_live, i)
-        # LeaderAcceptor (3.7+): no candidate before it reports a replaced disk's directory.
-        unreported = [r.dir_unreported for r in s.replicas]
-        live = tuple(z3.And(x, z3.Not(u)) for x, u in zip(live, unreported, strict=True))
+        if self.layout.reports_dirs:  # LeaderAcceptor: not before it reports its directory
+            unreported = [r.dir_unreported for r in s.replicas]
+            live = tuple(z3.And(x, z3.Not(u)) for x, u in zip(live, unreported, strict=True))
         clean = self.m_and(live, s.ctrl_isr)
         eligible = self.m_and(live, s.ctrl_elr)
         if new_leader == NO_LEADER:
@@ -165,7 +165,7 @@ class SymController(SymBroker):
         """Mirrors ControllerRules._elect_on_return (its first match wins: built last)."""
         cfg = self.config
         offline = z3.And(s.ctrl_leader == NO_LEADER, self._can_bump(s))
-        acceptable = z3.And(offline, z3.Not(s.replicas[i].dir_unreported))
+        acceptable = self._may_lead(s, i, offline)
         out = s.replace(ctrl_live=live)
         if cfg.elects_unclean:
             unclean = self._new_epoch(s, self.num(i), self.only(i))
@@ -195,9 +195,17 @@ class SymController(SymBroker):
         empty = z3.And(
             self.config.elr, z3.Not(self.some(s.ctrl_isr)), z3.Not(self.some(s.ctrl_elr))
         )
-        refused = z3.And(self.behaviour.last_known_leader_acceptable, s.replicas[j].dir_unreported)
-        known = self._last_known_leader(s)
-        return z3.And(offline, empty, known == j, live[j], z3.Not(refused))
+        candidate = z3.And(offline, empty, self._last_known_leader(s) == j, live[j])
+        if self.behaviour.last_known_leader_acceptable:  # KAFKA-19522 (4.1.0)
+            return self._may_lead(s, j, candidate)
+        return candidate
+
+    def _may_lead(self, s: SymState, i: int, cond: Bool) -> Bool:
+        """``cond``, and broker ``i`` has no replaced disk's directory left to report
+        (LeaderAcceptor: hasOnlineDir, 3.7+); just ``cond`` where none can be."""
+        if not self.layout.reports_dirs:
+            return cond
+        return z3.And(cond, z3.Not(s.replicas[i].dir_unreported))
 
     def _do_report_dir(self, s: SymState, i: int) -> SymState:
         """Mirrors ControllerRules._do_report_dir."""
@@ -289,8 +297,11 @@ class SymController(SymBroker):
 
     def _do_elect(self, s: SymState, c: int) -> SymState:
         """Mirrors ControllerRules._do_elect."""
+        preferred = self._new_epoch(s, self.num(c), s.ctrl_isr)
+        if not self.config.elr:  # the last known leader's recovery needs the ELR
+            return preferred
         recovery = self._new_epoch(s, self.num(c), self.only(c)).replace(ctrl_elr=self.none())
-        return self.ite(s.ctrl_isr[c], self._new_epoch(s, self.num(c), s.ctrl_isr), recovery)
+        return self.ite(s.ctrl_isr[c], preferred, recovery)
 
     def _new_epoch(self, s: SymState, leader: Num, isr: tuple) -> SymState:
         """Mirrors ControllerRules._new_epoch.  Past the last history slot the entry is

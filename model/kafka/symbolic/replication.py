@@ -242,13 +242,10 @@ class KafkaSymbolic(SymMessages):
         if name == "alter_isr":
             return self._has_request(s, i)
         if name == "elect":
-            preferred = z3.And(
-                self._can_bump(s),
-                s.ctrl_leader != i,
-                live,
-                s.ctrl_isr[i],
-                z3.Not(r.dir_unreported),
-            )
+            preferred = z3.And(self._can_bump(s), s.ctrl_leader != i, live, s.ctrl_isr[i])
+            preferred = self._may_lead(s, i, preferred)
+            if not cfg.elr:  # the balancer's last-known-leader recovery needs the ELR
+                return preferred
             return z3.Or(preferred, self._last_known_recovery(s, s.ctrl_live, i))
         alive = r.alive
         if name == "crash":

@@ -300,10 +300,7 @@ class Layout:
             else:
                 kinds.add(EPOCH_RESPONSE)
         self.inflight_kinds = frozenset(kinds)
-
-    def _reports_dirs(self) -> bool:
-        """Whether a replaced disk leaves its broker's directory to report (report_dir)."""
-        return self.config.disk_loss and self.config.kraft and self.behaviour.dir_assignment
+        self.reports_dirs = config.reports_dirs  # Replica.dir_unreported can be set
 
     # ------------------------------------------------------------ variables
 
@@ -454,7 +451,7 @@ class Layout:
             ("alter_item", self.behaviour.one_isr_request_in_flight, "Kafka 3.0 and later only"),
             ("fenced", cfg.fencing, "with --fencing only"),
             ("clean_shutdown", cfg.clean_shutdown, "with --clean-shutdown only"),
-            ("dir_unreported", self._reports_dirs(), "with --disk-loss in KRaft 3.7+ only"),
+            ("dir_unreported", self.reports_dirs, "with --disk-loss in KRaft 3.7+ only"),
         )
         for i, r in enumerate(s.replicas):
             put(bool(r.alive))
@@ -669,7 +666,7 @@ class Layout:
                 facts.append(z3.Not(r.fenced))
             if not cfg.clean_shutdown:
                 facts.append(z3.Not(r.clean_shutdown))
-            if not self._reports_dirs():
+            if not self.reports_dirs:
                 facts.append(z3.Not(r.dir_unreported))
             within(r.epoch, 0, E)
             within(r.log_len, 0, R)
