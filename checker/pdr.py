@@ -200,7 +200,7 @@ class _Pdr:
 
         # The main solver: one step from x to y, within the domain, frames as clauses
         # guarded by activation literals.
-        s = self.solver = _solver(m, z3_ctrl_c=False)
+        s = self.solver = _solver(m)
         s.add(*self.x.definitions, *self.y.definitions)
         s.add(m.domain(self.x.state), m.domain(self.y.state), one, *guards, *updates)
         self.init_act = z3.Bool("pdr_init")
@@ -217,13 +217,13 @@ class _Pdr:
 
         # The lifting solver: the step without its guards, which a lifting query states
         # itself (every state of the lifted cube must take the action).
-        lift = self.lifter = _solver(m, z3_ctrl_c=False)
+        lift = self.lifter = _solver(m)
         lift.add(*self.x.definitions, *self.y.definitions, one, *updates)
         lift.add(z3.Implies(self.prop_act, prop_x))
         self.guard_of = [m.guard(self.x.state, a) for a in self.instances]
 
         # The initial states, as bit values when there is one (the Kafka model).
-        self.init_solver = _solver(m, z3_ctrl_c=False)
+        self.init_solver = _solver(m)
         self.init_solver.add(*self.x.definitions, m.init(self.x.state), m.domain(self.x.state))
         self.init_cube = self._single_init()
         self.domain_values: dict[int, list[int]] = {}
@@ -520,7 +520,7 @@ class _Pdr:
     def _check_invariant(self, clauses: list[Cube], seeds: list[Lemma]) -> None:
         """The invariant, checked from scratch: it holds initially and is inductive."""
         m = self.symbolic
-        fresh = _solver(m, z3_ctrl_c=False)
+        fresh = _solver(m)
         x, y = self.x.state, self.y.state
         one, guards, updates = self.step
         fresh.add(m.domain(x), m.domain(y), one, *guards, *updates)
@@ -543,7 +543,7 @@ class _Pdr:
         if index not in self.domain_values:
             v = self.x.vars[index]
             if self.domain_solver is None:
-                self.domain_solver = _solver(self.symbolic, z3_ctrl_c=False)
+                self.domain_solver = _solver(self.symbolic)
                 self.domain_solver.add(self.symbolic.domain(self.x.state))
             solver = self.domain_solver
             solver.push()

@@ -20,11 +20,17 @@ neither which model it runs nor how its states are encoded.
   worker processes: one query per action was faster than one over all of them
   even in one process (2.1.0, 3 replicas: 348 s against 813 s), and the queries
   are independent.
+
+Ctrl-C never raises inside the engines: z3 leaves SIGINT to Python, whose handler sets a
+flag read between queries and cancels the query under way
+(:mod:`checker.z3_interrupt`).  A KeyboardInterrupt raised while Python built a z3 term
+left a half-made object whose ``__del__`` printed a traceback (2 runs in 20).
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import signal
 import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +39,7 @@ from multiprocessing.connection import wait
 import z3
 
 from replcheck.checker.bfs import Step, Violation
+from replcheck.checker.z3_interrupt import ctrl_c_cancels_z3
 from replcheck.model.errors import ReplcheckError
 from replcheck.model.interface import Action, Model, SymbolicModel
 
@@ -171,20 +178,28 @@ def step_parts(
     return one, guards, updates
 
 
-def _solver(model: SymbolicModel, *, z3_ctrl_c: bool = True) -> z3.Solver:
+def _solver(model: SymbolicModel) -> z3.Solver:
     """An incremental SAT solver (QF_FD: bit-blasting) when every variable is a Bool
     or a bit-vector, which was several times faster than z3's SMT core on the Kafka
-    model; the general solver otherwise (Ints).  ``z3_ctrl_c=False``: z3 leaves SIGINT
-    to Python (see ``checker.z3_interrupt``)."""
+    model; the general solver otherwise (Ints).  z3 leaves SIGINT to Python (see
+    ``checker.z3_interrupt``)."""
     sample = model.variables(model.fresh("_probe"))
     bits = all(z3.is_bool(v) or z3.is_bv(v) for v in sample)
     solver = z3.SolverFor("QF_FD") if bits else z3.Solver()
-    if not z3_ctrl_c:
-        solver.set("ctrl_c", False)
+    solver.set("ctrl_c", False)
     return solver
 
 
-def _check(solver: z3.Solver, deadline: float | None) -> z3.CheckSatResult:
+def _never() -> bool:
+    return False
+
+
+def _check(
+    solver: z3.Solver, deadline: float | None, interrupted: Callable[[], bool] = _never
+) -> z3.CheckSatResult:
+    """The solver's answer; "unknown" without asking once Ctrl-C was pressed."""
+    if interrupted():
+        return z3.unknown
     if deadline is not None:
         left_ms = int((deadline - time.monotonic()) * 1000)
         if left_ms <= 0:
@@ -193,11 +208,13 @@ def _check(solver: z3.Solver, deadline: float | None) -> z3.CheckSatResult:
     return solver.check()
 
 
-def _why_unknown(solver: z3.Solver, deadline: float | None) -> str:
-    """z3 answers "unknown" when Ctrl-C cancels it (it catches SIGINT itself), at the
-    time limit, or when it gives up."""
+def _why_unknown(
+    solver: z3.Solver, deadline: float | None, interrupted: Callable[[], bool] = _never
+) -> str:
+    """z3 answers "unknown" when Ctrl-C cancels it, at the time limit, or when it gives
+    up."""
     reason = solver.reason_unknown()
-    if "keyboard" in reason or "cancel" in reason:
+    if interrupted() or "keyboard" in reason or "cancel" in reason:
         return "interrupted"
     # z3's own timer may fire a moment before the deadline.
     if deadline is not None and (time.monotonic() >= deadline or "timeout" in reason):
@@ -259,44 +276,45 @@ def bmc(
     result = BmcResult("complete", max_depth, -1, 0.0)
     remaining = list(properties)
     try:
-        for depth in range(max_depth + 1):
-            if depth:
-                run.add_state()
-            here = run.states[-1]
-            t0 = time.monotonic()
-            verdict = "clear"
-            while remaining:
-                solver.push()
-                solver.add(z3.Or([z3.Not(p.holds(here)) for p in remaining]))
-                answer = _check(solver, deadline)
-                if answer == z3.sat:
-                    solution = solver.model()
-                    trace = replay(explicit, symbolic, solution, run)
-                    broken = [p for p in remaining if _is_false(solution, p.holds(here))]
-                    for p in broken:
-                        message = p.explain(trace[-1].state) or "(no explanation)"
-                        result.violations[p.id] = Violation(p.id, message, trace)
-                    remaining = [p for p in remaining if p not in broken]
-                    verdict = "violated"
-                solver.pop()
-                if answer == z3.unsat:
+        with ctrl_c_cancels_z3() as interrupted:
+            for depth in range(max_depth + 1):
+                if depth:
+                    run.add_state()
+                here = run.states[-1]
+                t0 = time.monotonic()
+                verdict = "clear"
+                while remaining:
+                    solver.push()
+                    solver.add(z3.Or([z3.Not(p.holds(here)) for p in remaining]))
+                    answer = _check(solver, deadline, interrupted)
+                    if answer == z3.sat:
+                        solution = solver.model()
+                        trace = replay(explicit, symbolic, solution, run)
+                        broken = [p for p in remaining if _is_false(solution, p.holds(here))]
+                        for p in broken:
+                            message = p.explain(trace[-1].state) or "(no explanation)"
+                            result.violations[p.id] = Violation(p.id, message, trace)
+                        remaining = [p for p in remaining if p not in broken]
+                        verdict = "violated"
+                    solver.pop()
+                    if answer == z3.unsat:
+                        break
+                    if answer == z3.unknown:
+                        verdict = "unknown"
+                        result.status = _why_unknown(solver, deadline, interrupted)
+                        break
+                report = DepthReport(depth, time.monotonic() - t0, verdict)
+                result.depths.append(report)
+                if on_depth:
+                    on_depth(report)
+                if verdict == "unknown":
                     break
-                if answer == z3.unknown:
-                    verdict = "unknown"
-                    result.status = _why_unknown(solver, deadline)
+                # The properties still unbroken hold up to here; once every one is
+                # broken, what is known is that none broke before this depth.
+                result.cleared = depth if remaining else depth - 1
+                if not remaining:
+                    result.status = "all-violated"
                     break
-            report = DepthReport(depth, time.monotonic() - t0, verdict)
-            result.depths.append(report)
-            if on_depth:
-                on_depth(report)
-            if verdict == "unknown":
-                break
-            # The properties still unbroken hold up to here; once every one is broken,
-            # what is known is that none broke before this depth.
-            result.cleared = depth if remaining else depth - 1
-            if not remaining:
-                result.status = "all-violated"
-                break
     except (KeyboardInterrupt, z3.Z3Exception) as e:
         if not is_interrupt(e):
             raise
@@ -335,46 +353,48 @@ def k_induction(
     base = _Unrolling(symbolic, base_solver, "b")
     base_solver.add(symbolic.init(base.add_state()))
     try:
-        for k in range(1, max_k + 1):
-            result.k = k
-            t0 = time.monotonic()
-            if k > 1:
-                base.add_state()
-            base_solver.push()
-            base_solver.add(z3.Not(_all_hold(everything, base.states[-1])))
-            answer = _check(base_solver, deadline)
-            if answer == z3.sat:
-                solution = base_solver.model()
-                trace = replay(explicit, symbolic, solution, base)
-                broken = [p for p in everything if _is_false(solution, p.holds(base.states[-1]))]
-                first = broken[0]
-                explain = getattr(first, "explain", None)
-                message = (explain and explain(trace[-1].state)) or f"lemma {first.id} is false"
-                result.violation = Violation(first.id, message, trace)
-                result.status = "violated"
-                break
-            base_solver.pop()
-            if answer == z3.unknown:
-                result.status = _why_unknown(base_solver, deadline)
-                break
-            if on_step:
-                on_step("base", k, time.monotonic() - t0)
+        with ctrl_c_cancels_z3() as interrupted:
+            for k in range(1, max_k + 1):
+                result.k = k
+                t0 = time.monotonic()
+                if k > 1:
+                    base.add_state()
+                base_solver.push()
+                base_solver.add(z3.Not(_all_hold(everything, base.states[-1])))
+                answer = _check(base_solver, deadline, interrupted)
+                if answer == z3.sat:
+                    solution = base_solver.model()
+                    trace = replay(explicit, symbolic, solution, base)
+                    last = base.states[-1]
+                    broken = [p for p in everything if _is_false(solution, p.holds(last))]
+                    first = broken[0]
+                    explain = getattr(first, "explain", None)
+                    message = (explain and explain(trace[-1].state)) or f"lemma {first.id} is false"
+                    result.violation = Violation(first.id, message, trace)
+                    result.status = "violated"
+                    break
+                base_solver.pop()
+                if answer == z3.unknown:
+                    result.status = _why_unknown(base_solver, deadline, interrupted)
+                    break
+                if on_step:
+                    on_step("base", k, time.monotonic() - t0)
 
-            t0 = time.monotonic()
-            job = _StepJob(symbolic, everything, candidates, k, deadline)
-            refuted = _induction_step(job, jobs, on_action)
-            if on_step:
-                on_step("step", k, time.monotonic() - t0)
-            if refuted is None:
-                result.status = "proved"
-                break
-            if refuted.answer != "sat":
-                result.status = refuted.answer
-                break
-            result.cti = refuted.cti
-            result.cti_actions = refuted.actions
-            result.cti_broken = refuted.broken
-            result.suggestions = refuted.suggestions
+                t0 = time.monotonic()
+                job = _StepJob(symbolic, everything, candidates, k, deadline)
+                refuted = _induction_step(job, jobs, on_action, interrupted)
+                if on_step:
+                    on_step("step", k, time.monotonic() - t0)
+                if refuted is None:
+                    result.status = "proved"
+                    break
+                if refuted.answer != "sat":
+                    result.status = refuted.answer
+                    break
+                result.cti = refuted.cti
+                result.cti_actions = refuted.actions
+                result.cti_broken = refuted.broken
+                result.suggestions = refuted.suggestions
     except (KeyboardInterrupt, z3.Z3Exception) as e:
         if not is_interrupt(e):
             raise
@@ -426,7 +446,13 @@ def _induction_path(job: _StepJob) -> tuple[z3.Solver, _Unrolling]:
     return solver, path
 
 
-def _refute_step(job: _StepJob, solver: z3.Solver, path: _Unrolling, index: int) -> _StepAnswer:
+def _refute_step(
+    job: _StepJob,
+    solver: z3.Solver,
+    path: _Unrolling,
+    index: int,
+    interrupted: Callable[[], bool] = _never,
+) -> _StepAnswer:
     """Can action ``index``, taken from the path's last state, reach a state of the
     domain where something fails?"""
     m = job.symbolic
@@ -436,11 +462,11 @@ def _refute_step(job: _StepJob, solver: z3.Solver, path: _Unrolling, index: int)
     solver.push()
     try:
         solver.add(m.guard(before, action), m.domain(after), z3.Not(job.holds(after)))
-        answer = _check(solver, job.deadline)
+        answer = _check(solver, job.deadline, interrupted)
         if answer == z3.unsat:
             return _StepAnswer("unsat")
         if answer == z3.unknown:
-            return _StepAnswer(_why_unknown(solver, job.deadline))
+            return _StepAnswer(_why_unknown(solver, job.deadline, interrupted))
         solution = solver.model()
         used = {p.id for p in job.everything}
         return _StepAnswer(
@@ -477,7 +503,10 @@ def _step_worker(index: int) -> _StepAnswer:
 
 
 def _induction_step(
-    job: _StepJob, jobs: int, on_action: Callable[[int, int, int], None] | None
+    job: _StepJob,
+    jobs: int,
+    on_action: Callable[[int, int, int], None] | None,
+    interrupted: Callable[[], bool],
 ) -> _StepAnswer | None:
     """The first action that refutes the step (a CTI, or z3 giving up), or None when
     none does.  With ``jobs`` > 1 the actions are shared among forked workers (the z3
@@ -485,10 +514,10 @@ def _induction_step(
     first CTI any worker finds is the one reported."""
     total = len(job.symbolic.instances())
     if jobs > 1 and total > 1 and "fork" in multiprocessing.get_all_start_methods():
-        answers = _forked_answers(job, total, min(jobs, total))
+        answers = _forked_answers(job, total, min(jobs, total), interrupted)
     else:
         solver, path = _induction_path(job)
-        answers = (_refute_step(job, solver, path, i) for i in range(total))
+        answers = (_refute_step(job, solver, path, i, interrupted) for i in range(total))
     try:
         for done, answer in enumerate(answers, 1):
             if on_action:
@@ -500,11 +529,15 @@ def _induction_step(
         answers.close()  # stops the workers at once
 
 
-def _forked_answers(job: _StepJob, total: int, workers: int) -> Iterator[_StepAnswer]:
-    """The answers for actions 0 .. total-1 from forked workers, as they come.
+def _forked_answers(
+    job: _StepJob, total: int, workers: int, interrupted: Callable[[], bool]
+) -> Iterator[_StepAnswer]:
+    """The answers for actions 0 .. total-1 from forked workers, as they come, or
+    "interrupted" once Ctrl-C was pressed.
 
     Each worker takes the next action from a shared counter and sends its answers down
-    its own pipe; closing the generator kills the workers wherever they are.  Nothing
+    its own pipe; closing the generator kills the workers wherever they are.  The
+    workers ignore Ctrl-C: this process stops them.  Nothing
     the parent waits on is shared with them: ``multiprocessing.Pool.terminate`` could
     hang for good on a queue lock that a worker it killed held while sending a result.
     """
@@ -526,7 +559,10 @@ def _forked_answers(job: _StepJob, total: int, workers: int) -> Iterator[_StepAn
             if not live:
                 codes = [p.exitcode for p in processes]
                 raise ReplcheckError(f"prove: a worker process stopped (exit codes {codes})")
-            for pipe in wait(live):
+            if interrupted():
+                yield _StepAnswer("interrupted")
+                return
+            for pipe in wait(live, timeout=0.1):
                 try:
                     answer = pipe.recv()
                 except EOFError:  # that worker is done (or died): the others go on
@@ -548,6 +584,8 @@ def _forked_answers(job: _StepJob, total: int, workers: int) -> Iterator[_StepAn
 
 def _step_loop(counter, total: int, out) -> None:  # noqa: ANN001 - fork's objects
     """A worker: answer the next unclaimed action until none is left."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
     while True:
         with counter.get_lock():
             index = counter.value

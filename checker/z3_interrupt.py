@@ -1,10 +1,12 @@
-"""Ctrl-C during a z3 search that asks thousands of small queries (PDR).
+"""Ctrl-C during a z3 search (BMC, k-induction, PDR).
 
 z3 catches SIGINT itself while a query runs (its ``ctrl_c`` parameter, on by default):
 it installs its own handler for the query and puts Python's back after it.  A search
 that asks thousands of queries a second swaps handlers thousands of times, and a
 Ctrl-C that lands in the swap was seen to hang the process (1 run in 13, then 1 in 38
-with Python's flag between queries).  So such a search turns z3's handling off
+with Python's flag between queries); and a KeyboardInterrupt that Python raises between
+queries, while it builds a z3 term, leaves a half-made term whose ``__del__`` prints a
+traceback.  So every search turns z3's handling off
 (``ctrl_c=False`` on its solvers) and keeps Python's handler for the whole run: Ctrl-C
 sets a flag (:func:`checker.bfs.interrupt_flag`), read between queries, and wakes a
 thread (through :func:`signal.set_wakeup_fd`, which Python's C-level handler writes
