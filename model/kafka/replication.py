@@ -290,7 +290,13 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                 # KIP-380, only once the controller has handled the crash).
                 if not (b.controller_sees_bounces and s.ctrl_live >> i & 1):
                     yield Action("restart", (i,))
-                if cfg.disk_loss and (r.log or r.hw_checkpoint or r.clean_shutdown):
+                if cfg.disk_loss and (
+                    r.log
+                    or r.hw_checkpoint
+                    or r.clean_shutdown
+                    # KRaft 3.7+: even an empty log's new disk is a new directory id
+                    or (self.reports_dirs and not r.dir_unreported)
+                ):
                     yield Action("replace_disk", (i,))
                 if s.ctrl_live >> i & 1 and self._crash_notice_possible(s, i, can_bump):
                     for new_leader in self._failover_choices(s, i):

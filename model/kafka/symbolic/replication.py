@@ -229,7 +229,10 @@ class KafkaSymbolic(SymMessages):
         if name == "restart":
             return z3.And(z3.Not(r.alive), z3.Not(z3.And(b.controller_sees_bounces, live)))
         if name == "replace_disk":
-            on_disk = z3.Or(r.log_len != 0, r.hw_checkpoint != 0, r.clean_shutdown)
+            on_disk = [r.log_len != 0, r.hw_checkpoint != 0, r.clean_shutdown]
+            if self.layout.reports_dirs:
+                on_disk.append(z3.Not(r.dir_unreported))
+            on_disk = z3.Or(on_disk)
             return z3.And(z3.Not(r.alive), cfg.disk_loss, on_disk)
         if name in ("notice_crash", "fence"):  # a crash seen, or a running broker fenced
             seen = z3.Not(r.alive) if name == "notice_crash" else z3.And(r.alive, cfg.fencing)
