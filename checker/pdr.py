@@ -82,6 +82,8 @@ class PdrResult:
     violation: Violation | None = None
     # PDR's own counterexample's length in states, before BMC shortened it.
     pdr_length: int = 0
+    # Whether BMC confirmed and shortened it (not when Ctrl-C stopped BMC).
+    shortened: bool = False
     queries: int = 0
     clauses_learned: int = 0
 
@@ -606,17 +608,23 @@ def pdr(
     result = _Pdr(explicit, symbolic, properties, seeds, deadline, on_frame).run()
     if result.violation is not None:
         result.pdr_length = result.violation.length
-        result.violation = _shortest(explicit, symbolic, properties, result.violation)
+        shortest = _shortest(explicit, symbolic, properties, result.violation)
+        result.shortened = shortest is not None
+        result.violation = shortest or result.violation
     return result
 
 
 def _shortest(
     explicit: Model, symbolic: SymbolicModel, properties: Sequence[Property], found: Violation
-) -> Violation:
+) -> Violation | None:
     """PDR's counterexample confirmed by BMC from the initial states, which also makes
-    it as short as any (BFS's depth): BMC to PDR's length must find a violation."""
+    it as short as any (BFS's depth): BMC to PDR's length must find a violation.
+    None when Ctrl-C stops BMC first (PDR's own trace, replayed, still stands)."""
     broken = [p for p in properties if p.id == found.invariant]
-    shortest = bmc(explicit, symbolic, broken, found.length - 1).violations.get(found.invariant)
+    confirmed = bmc(explicit, symbolic, broken, found.length - 1)
+    if confirmed.status == "interrupted":
+        return None
+    shortest = confirmed.violations.get(found.invariant)
     if shortest is None:
         raise EncodingMismatch(
             f"BMC finds no violation of {found.invariant} in {found.length - 1} steps, "

@@ -30,8 +30,10 @@ left a half-made object whose ``__del__`` printed a traceback (2 runs in 20).
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 import time
+import warnings
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
@@ -214,7 +216,8 @@ def _why_unknown(
     """z3 answers "unknown" when Ctrl-C cancels it, at the time limit, or when it gives
     up."""
     reason = solver.reason_unknown()
-    if interrupted() or "keyboard" in reason or "cancel" in reason:
+    # "interrupted": Context.interrupt (checker.z3_interrupt); "canceled": z3's own handler.
+    if interrupted() or any(word in reason for word in ("interrupt", "cancel", "keyboard")):
         return "interrupted"
     # z3's own timer may fire a moment before the deadline.
     if deadline is not None and (time.monotonic() >= deadline or "timeout" in reason):
@@ -270,13 +273,13 @@ def bmc(
     which each property can fail, with a replayed counterexample of that length."""
     start = time.monotonic()
     deadline = start + time_limit if time_limit is not None else None
-    solver = _solver(symbolic)
-    run = _Unrolling(symbolic, solver, "s")
-    solver.add(symbolic.init(run.add_state()))
     result = BmcResult("complete", max_depth, -1, 0.0)
     remaining = list(properties)
     try:
         with ctrl_c_cancels_z3() as interrupted:
+            solver = _solver(symbolic)
+            run = _Unrolling(symbolic, solver, "s")
+            solver.add(symbolic.init(run.add_state()))
             for depth in range(max_depth + 1):
                 if depth:
                     run.add_state()
@@ -349,11 +352,11 @@ def k_induction(
 
     # Base case: no execution of fewer than k steps breaks any of them.  One BMC run,
     # deepened as k grows (the lemmas are checked here like the invariants).
-    base_solver = _solver(symbolic)
-    base = _Unrolling(symbolic, base_solver, "b")
-    base_solver.add(symbolic.init(base.add_state()))
     try:
         with ctrl_c_cancels_z3() as interrupted:
+            base_solver = _solver(symbolic)
+            base = _Unrolling(symbolic, base_solver, "b")
+            base_solver.add(symbolic.init(base.add_state()))
             for k in range(1, max_k + 1):
                 result.k = k
                 t0 = time.monotonic()
@@ -537,7 +540,8 @@ def _forked_answers(
 
     Each worker takes the next action from a shared counter and sends its answers down
     its own pipe; closing the generator kills the workers wherever they are.  The
-    workers ignore Ctrl-C: this process stops them.  Nothing
+    workers ignore Ctrl-C (this process stops them) and stop by themselves if this
+    process is gone.  Nothing
     the parent waits on is shared with them: ``multiprocessing.Pool.terminate`` could
     hang for good on a queue lock that a worker it killed held while sending a result.
     """
@@ -549,19 +553,25 @@ def _forked_answers(
     try:
         for _ in range(workers):
             reader, writer = context.Pipe(duplex=False)
-            process = context.Process(target=_step_loop, args=(counter, total, writer), daemon=True)
-            process.start()
+            process = context.Process(
+                target=_step_loop, args=(counter, total, writer, os.getpid()), daemon=True
+            )
+            with warnings.catch_warnings():
+                # Python 3.12+ warns of fork with threads running: Ctrl-C's watcher
+                # (checker.z3_interrupt) only reads a pipe, and the workers never use it.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                process.start()
             writer.close()
             processes.append(process)
             pipes.append(reader)
         live, answered = list(pipes), 0
         while answered < total:
+            if interrupted():  # first: a SIGTERM to the process group also ends workers
+                yield _StepAnswer("interrupted")
+                return
             if not live:
                 codes = [p.exitcode for p in processes]
                 raise ReplcheckError(f"prove: a worker process stopped (exit codes {codes})")
-            if interrupted():
-                yield _StepAnswer("interrupted")
-                return
             for pipe in wait(live, timeout=0.1):
                 try:
                     answer = pipe.recv()
@@ -582,11 +592,12 @@ def _forked_answers(
             pipe.close()
 
 
-def _step_loop(counter, total: int, out) -> None:  # noqa: ANN001 - fork's objects
-    """A worker: answer the next unclaimed action until none is left."""
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, signal.SIG_IGN)
-    while True:
+def _step_loop(counter, total: int, out, parent: int) -> None:  # noqa: ANN001 - fork's
+    """A worker: answer the next unclaimed action until none is left, or until the
+    parent is gone (it inherited the pipe's reading end: sending would not fail)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's flag: kill works
+    while os.getppid() == parent:
         with counter.get_lock():
             index = counter.value
             counter.value = index + 1

@@ -65,8 +65,21 @@ def test_pdr_reports_the_jump_as_a_counterexample_the_explicit_model_replays() -
     for before, after in zip(trace, trace[1:], strict=False):
         assert explicit.next_state(before.state, after.action) == after.state
     # Confirmed by BMC at the shortest depth (BFS's, test_prove): 4 steps.
-    assert found.violation.length == 5 <= found.pdr_length
+    assert found.violation.length == 5 <= found.pdr_length and found.shortened
     assert [step.action.name for step in trace[1:]] == ["step"] * 3 + ["jump"]
+
+
+def test_ctrl_c_in_the_confirming_bmc_keeps_pdrs_own_counterexample(monkeypatch) -> None:
+    """Ctrl-C while BMC looks for a shorter trace: PDR's replayed one is reported, marked
+    as not shortened (before, the missing BMC trace was taken for an encoding error)."""
+    from replcheck.checker import pdr as pdr_module
+    from replcheck.checker.prove import BmcResult
+
+    monkeypatch.setattr(pdr_module, "bmc", lambda *a, **k: BmcResult("interrupted", 0, -1, 0.0))
+    found = pdr(Counters(jump=True), BitCounters(jump=True), [B_BOUNDED])
+    assert found.status == "violated" and not found.shortened
+    assert found.violation is not None and found.violation.length == found.pdr_length
+    assert b_bounded(found.violation.trace[-1].state) is not None
 
 
 def test_a_wrong_encoding_is_caught_not_reported_as_a_finding() -> None:

@@ -145,8 +145,14 @@ def controller_cell(s: State) -> str:
 
 
 def disk_replaced(prev: Replica, r: Replica) -> bool:
-    """Whether a stopped replica lost its disk between two states (``replace_disk``)."""
-    return not prev.alive and not r.alive and bool(prev.log or prev.hw_checkpoint) and not r.log
+    """Whether a stopped replica lost its disk between two states (``replace_disk``):
+    what it held is gone, or (KRaft 3.7+) it has a new directory to report, which an
+    empty replica's new disk gives too.  Nothing else changes a stopped replica's disk."""
+    if prev.alive or r.alive:
+        return False
+    held = bool(prev.log or prev.hw_checkpoint or prev.clean_shutdown)
+    emptied = held and not (r.log or r.hw_checkpoint or r.clean_shutdown)
+    return emptied or bool(r.dir_unreported and not prev.dir_unreported)
 
 
 def _log_change(old: tuple[int, ...], new: tuple[int, ...]) -> str:
@@ -196,7 +202,8 @@ def state_changes(prev: State, s: State) -> list[str]:
             out.append(f"r{i} crashed ({len(b.log)} record(s) on disk{lost})")
             continue
         if disk_replaced(a, b):
-            out.append(f"r{i}'s disk replaced: log and HW checkpoint gone")
+            gone = "log and HW checkpoint gone" if a.log or a.hw_checkpoint else "no records on it"
+            out.append(f"r{i}'s disk replaced: {gone}")
             continue
         if b.alive and not a.alive:
             out.append(f"r{i} restarted with HW {b.hw} from its checkpoint")

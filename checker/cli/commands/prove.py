@@ -192,8 +192,8 @@ def _write_trace(config: Config, violation: Violation, path: str | None) -> None
         write_itf(path, trace_to_itf(config, steps, violation.invariant, violation.message))
 
 
-def _show(violation: Violation) -> None:
-    print(f"Shortest counterexample to {violation.invariant} ({violation.length} states):")
+def _show(violation: Violation, what: str = "Shortest counterexample") -> None:
+    print(f"{what} to {violation.invariant} ({violation.length} states):")
     for line in format_trace([(s.action, s.state) for s in violation.trace]):
         print(line)
     print(f"=> {violation.invariant} violated: {violation.message}")
@@ -362,6 +362,7 @@ def _report_pdr(config: Config, result: PdrResult, args: Any) -> int:
                 "invariant": result.violation.invariant,
                 "depth": result.violation.length - 1,
                 "pdr_depth": result.pdr_length - 1,
+                "shortest": result.shortened,
                 "message": result.violation.message,
             },
             "trace_file": args.trace_out if result.violation else None,
@@ -385,11 +386,18 @@ def _report_pdr(config: Config, result: PdrResult, args: Any) -> int:
         for clause in result.invariant:
             print(f"  {clause}")
     elif result.status == "violated" and result.violation is not None:
-        print(
-            f"PDR found a counterexample of {result.pdr_length - 1} steps; BMC from the "
-            f"initial states confirms it, shortest at {result.violation.length - 1} steps."
-        )
-        _show(result.violation)
+        if result.shortened:
+            print(
+                f"PDR found a counterexample of {result.pdr_length - 1} steps; BMC from the "
+                f"initial states confirms it, shortest at {result.violation.length - 1} steps."
+            )
+            _show(result.violation)
+        else:
+            print(
+                f"PDR found a counterexample of {result.pdr_length - 1} steps, replayed "
+                "through the model; Ctrl-C stopped BMC's search for a shorter one."
+            )
+            _show(result.violation, "Counterexample")
         if args.trace_out:
             print(f"trace written to {args.trace_out} (ITF JSON)")
     else:
