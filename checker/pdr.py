@@ -245,8 +245,7 @@ class _Pdr:
             solver.set("timeout", left_ms)
         answer = solver.check(*assumptions)
         if answer == z3.unknown:
-            why = "interrupted" if self.interrupted() else _why_unknown(solver, self.deadline)
-            raise _Stop(why)
+            raise _Stop(_why_unknown(solver, self.deadline, self.interrupted))
         return answer
 
     def _temporary(self, solver: z3.Solver, formula: z3.BoolRef) -> z3.BoolRef:

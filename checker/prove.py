@@ -21,10 +21,8 @@ neither which model it runs nor how its states are encoded.
   even in one process (2.1.0, 3 replicas: 348 s against 813 s), and the queries
   are independent.
 
-Ctrl-C never raises inside the engines: z3 leaves SIGINT to Python, whose handler sets a
-flag read between queries and cancels the query under way
-(:mod:`checker.z3_interrupt`).  A KeyboardInterrupt raised while Python built a z3 term
-left a half-made object whose ``__del__`` printed a traceback (2 runs in 20).
+Ctrl-C stops either between queries or by cancelling the one under way, never in the
+middle of building a term (:mod:`checker.z3_interrupt` says why).
 """
 
 from __future__ import annotations
@@ -541,9 +539,9 @@ def _forked_answers(
     Each worker takes the next action from a shared counter and sends its answers down
     its own pipe; closing the generator kills the workers wherever they are.  The
     workers ignore Ctrl-C (this process stops them) and stop by themselves if this
-    process is gone.  Nothing
-    the parent waits on is shared with them: ``multiprocessing.Pool.terminate`` could
-    hang for good on a queue lock that a worker it killed held while sending a result.
+    process is gone.  Nothing the parent waits on is shared with them:
+    ``multiprocessing.Pool.terminate`` could hang for good on a queue lock that a worker
+    it killed held while sending a result.
     """
     global _JOB
     _JOB = job

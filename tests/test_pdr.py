@@ -11,8 +11,9 @@ from __future__ import annotations
 import pytest
 import z3
 
+from replcheck.checker import pdr as pdr_module
 from replcheck.checker.pdr import pdr
-from replcheck.checker.prove import EncodingMismatch, Lemma, Property
+from replcheck.checker.prove import BmcResult, EncodingMismatch, Lemma, Property
 from tests.test_prove import LIMIT, Counters, SymbolicCounters, b_bounded
 
 WIDTH = 5  # signed: -16 .. 15, enough for 0 .. DOMAIN
@@ -72,9 +73,6 @@ def test_pdr_reports_the_jump_as_a_counterexample_the_explicit_model_replays() -
 def test_ctrl_c_in_the_confirming_bmc_keeps_pdrs_own_counterexample(monkeypatch) -> None:
     """Ctrl-C while BMC looks for a shorter trace: PDR's replayed one is reported, marked
     as not shortened (before, the missing BMC trace was taken for an encoding error)."""
-    from replcheck.checker import pdr as pdr_module
-    from replcheck.checker.prove import BmcResult
-
     monkeypatch.setattr(pdr_module, "bmc", lambda *a, **k: BmcResult("interrupted", 0, -1, 0.0))
     found = pdr(Counters(jump=True), BitCounters(jump=True), [B_BOUNDED])
     assert found.status == "violated" and not found.shortened
