@@ -17,6 +17,14 @@ import pytest
 from replcheck.checker.cli.report import stale_files
 from replcheck.model import Action, KafkaReplication, make_config
 from tests.stubs import ReachedSpark
+from tests.time_budget import (  # noqa: F401  (hooks: --time-budget, CI's slow set)
+    pytest_addoption,
+    pytest_collection_modifyitems,
+    pytest_configure,
+    pytest_configure_node,
+    pytest_runtest_setup,
+    pytest_terminal_summary,
+)
 
 # Test processes `-n auto` starts (pyproject's addopts): one per core, at most this many,
 # since the Spark cases start a JVM in each and many cases start search workers of their own.

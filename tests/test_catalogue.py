@@ -170,7 +170,8 @@ def test_unknown_only_is_exit_2(capsys):
     assert "no entry 'A99'" in capsys.readouterr().err
 
 
-@pytest.mark.slow  # about 40 s: it reruns every entry; CI runs it
+@pytest.mark.ci_always
+@pytest.mark.slow  # one to two minutes: it reruns every entry; CI runs it first
 def test_committed_bug_page_matches_the_model():
     gen, files, stale = regenerate("make_bugs.py")
     assert not stale, f"stale: {stale}; run: python docs/make_bugs.py"

@@ -7,7 +7,8 @@ import pytest
 from tests.conftest import DOCS, regenerate
 
 
-@pytest.mark.slow  # about a minute and a half: it re-runs every search of the report; CI runs it
+@pytest.mark.ci_always
+@pytest.mark.slow  # two to four minutes: it re-runs every search of the report; CI runs it first
 def test_committed_report_matches_the_model():
     _gen, _files, stale = regenerate("make_report.py")
     assert not stale, f"stale: {stale}; run: python docs/make_report.py"
