@@ -31,6 +31,7 @@ from tests.time_budget import (  # noqa: F401  (hooks: --time-budget, CI's slow 
 MAX_TEST_WORKERS = 4
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: -p no:xdist still runs
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return max(1, min(MAX_TEST_WORKERS, cores or 1))
