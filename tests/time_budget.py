@@ -5,7 +5,8 @@ whole CI run stays well under half an hour on a slow machine.  A test is never c
 short: one started before the budget runs out finishes, so a run can overrun by its
 longest test.  Tests marked ``ci_always`` (the generated pages' freshness) run whatever
 the budget, and first; the others run in an order ``--rotate N`` shuffles, so that
-successive CI runs (.ci/run passes the minute) cover them all when one run cannot.  The
+successive CI runs (.ci/run passes the minute) give each its turn when one run cannot run
+all (by chance: a shuffle of whole modules, not a rotation).  The
 summary names every test the budget left out.
 
 The hooks are imported by tests/conftest.py.  With pytest-xdist the controller sets the
@@ -66,10 +67,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if config.getoption("time_budget") is None:
         return
     first = [item for item in items if item.get_closest_marker("ci_always")]
-    rest = [item for item in items if not item.get_closest_marker("ci_always")]
-    # Every test process must collect the same order: the seed is the option, not the clock.
-    random.Random(config.getoption("rotate")).shuffle(rest)
-    items[:] = first + rest
+    # Whole modules are shuffled, each keeping its order, so a module's fixtures (a Spark
+    # search, a standalone cluster) are built once.  Every test process must collect the
+    # same order: the seed is the option, not the clock.
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        if not item.get_closest_marker("ci_always"):
+            modules.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+    order = list(modules)
+    random.Random(config.getoption("rotate")).shuffle(order)
+    items[:] = first + [item for name in order for item in modules[name]]
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -92,7 +99,13 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
         for report in terminalreporter.stats.get("skipped", [])
         if isinstance(report.longrepr, tuple) and SKIP_REASON in str(report.longrepr[2])
     ]
-    ran = sum(len(terminalreporter.stats.get(k, [])) for k in ("passed", "failed", "error"))
+    ran = len(
+        {
+            report.nodeid
+            for key in ("passed", "failed", "error", "xfailed", "xpassed")
+            for report in terminalreporter.stats.get(key, [])
+        }
+    )
     write = terminalreporter.write_line
     terminalreporter.section("time budget")
     write(
