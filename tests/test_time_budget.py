@@ -92,4 +92,7 @@ def test_an_ample_budget_runs_everything(tmp_path):
 def test_a_negative_budget_is_refused_in_one_line(tmp_path):
     done = run_pytest(tmp_path, "--time-budget", "-5")
     assert done.returncode == 4, done.stdout + done.stderr
-    assert "--time-budget: -5 is negative" in done.stderr and "Traceback" not in done.stderr
+    assert (
+        "--time-budget: -5 is not 0 or more seconds" in done.stderr
+        and "Traceback" not in done.stderr
+    )

@@ -6,8 +6,8 @@ short: one started before the budget runs out finishes, so a run can overrun by 
 longest test.  Tests marked ``ci_always`` (the generated pages' freshness) run whatever
 the budget, and first; the others run in an order ``--rotate N`` shuffles, so that
 successive CI runs (.ci/run passes the minute) give each its turn when one run cannot run
-all (by chance: a shuffle of whole modules, not a rotation).  The
-summary names every test the budget left out.
+all (by chance: a shuffle of whole modules, not a rotation).  The summary names every
+test the budget left out.
 
 The hooks are imported by tests/conftest.py.  With pytest-xdist the controller sets the
 deadline and hands it to each test process, so all stop at the same moment.
@@ -49,8 +49,8 @@ def _deadline(config: pytest.Config) -> float | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     budget = config.getoption("time_budget")
-    if budget is not None and budget < 0:
-        raise pytest.UsageError(f"--time-budget: {budget:g} is negative; give seconds, 0 or more")
+    if budget is not None and not budget >= 0:  # also refuses nan
+        raise pytest.UsageError(f"--time-budget: {budget:g} is not 0 or more seconds")
     worker_input = getattr(config, "workerinput", None)
     if worker_input is not None:  # an xdist test process: the controller's deadline
         config._time_budget_deadline = worker_input.get("time_budget_deadline")
@@ -66,13 +66,15 @@ def pytest_configure_node(node) -> None:  # pytest-xdist's hook, in the controll
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if config.getoption("time_budget") is None:
         return
-    first = [item for item in items if item.get_closest_marker("ci_always")]
     # Whole modules are shuffled, each keeping its order, so a module's fixtures (a Spark
     # search, a standalone cluster) are built once.  Every test process must collect the
     # same order: the seed is the option, not the clock.
+    first: list[pytest.Item] = []
     modules: dict[str, list[pytest.Item]] = {}
     for item in items:
-        if not item.get_closest_marker("ci_always"):
+        if item.get_closest_marker("ci_always"):
+            first.append(item)
+        else:
             modules.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
     order = list(modules)
     random.Random(config.getoption("rotate")).shuffle(order)
