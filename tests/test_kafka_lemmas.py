@@ -119,6 +119,10 @@ def test_lemma_ids_and_docs():
         {"mode": "4.1.0", "records": 0, "epochs": 2, "crashes": 2, "min_insync_replicas": 2},
         # A broker fenced while running: not live, not crashed, still knows its leader.
         {"mode": "4.1.0", "records": 1, "epochs": 1, "fencing": True},
+        # ZooKeeper: a broker whose session expired, then owed the current state; it may
+        # join the ISR before KIP-841 (3.3), not after.
+        {"mode": "2.1.0", "records": 1, "epochs": 2, "fencing": True},
+        {"mode": "3.5.0", "records": 1, "epochs": 1, "fencing": True},
         # A replaced disk (the lemmas about replicated prefixes stand aside), a clean
         # shutdown.
         {"mode": "2.1.0", "records": 1, "epochs": 2, "disk_loss": True},

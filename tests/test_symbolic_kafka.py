@@ -190,6 +190,9 @@ CONFIGS: list[dict] = [
     dict(mode="4.1.0", records=3, crashes=0),  # record replays (reapply_isr)
     dict(mode="4.1.0", fencing=True),  # fence / unfence a running broker
     dict(mode="3.5.0", kraft=True, fencing=True, replicas=3),  # a fence bumps the epoch
+    # ZooKeeper: an expired session; the registration is owed the current state.
+    dict(mode="2.4.0", fencing=True, replicas=3),
+    dict(mode="2.8.0", fencing=True, controller_failover=True),
     dict(mode="4.1.0", clean_shutdown=True, disk_loss=True, min_insync_replicas=2, crashes=2),
     dict(mode="2.1.0", disk_loss=True, unclean_election=True),
     # A replaced disk's broker cannot lead until it reports its directory (KIP-858), and
@@ -257,6 +260,10 @@ def test_symbolic_model_agrees_on_longer_walks(values):
             dict(mode="3.5.0", kraft=True, records=1, epochs=1, fencing=True),
             marks=pytest.mark.heavy,
         ),
+        # ZooKeeper's expired session, before and after AlterIsr (and with a controller
+        # failover, whose delivery an owed broker does not need).
+        dict(mode="2.4.0", records=1, epochs=2, fencing=True),
+        dict(mode="2.8.0", records=1, epochs=1, fencing=True, controller_failover=True),
         # A clean shutdown keeps an ELR member; a replaced disk (2,714 and 5,544 states).
         dict(mode="4.1.0", records=1, epochs=1, clean_shutdown=True, disk_loss=True),
         dict(

@@ -192,6 +192,11 @@ def state_changes(prev: State, s: State) -> list[str]:
             sender, epoch, _ok, isr, _restarted = request
             out.append(f"r{sender} asks the controller for ISR {replica_set(isr)} (epoch {epoch})")
     for i, (a, b) in enumerate(zip(prev.replicas, s.replicas, strict=True)):
+        # Fenced and live: a ZooKeeper broker registered again after its session expired,
+        # owed the current state (ControllerRules._do_unfence).
+        owed_before = a.fenced and prev.ctrl_live >> i & 1
+        if b.fenced and s.ctrl_live >> i & 1 and not owed_before:
+            out.append(f"r{i} registered again: the controller owes it the current state")
         if a == b:
             continue
         if a.alive and not b.alive:
@@ -220,8 +225,10 @@ def state_changes(prev: State, s: State) -> list[str]:
         if a.dir_unreported and not b.dir_unreported:
             out.append(f"r{i} reported its new log directory: it may lead again")
         if b.fenced != a.fenced and b.alive:
-            fence = "fenced by the controller, still running" if b.fenced else "unfenced"
-            out.append(f"r{i} {fence}")
+            if b.fenced:
+                out.append(f"r{i} fenced by the controller, still running")
+            else:
+                out.append(f"r{i} {'got the current state' if owed_before else 'unfenced'}")
         if b.record_owed and not a.record_owed:
             out.append(f"r{i} took its ISR from the controller's answer; the record is to come")
         if a.pending_isr and not b.pending_isr and b.alive and b.leader == i:

@@ -180,9 +180,11 @@ def add_model_args(p: argparse.ArgumentParser, with_mode: bool = True) -> None:
         "--fencing",
         action="store_true",
         default=None,
-        help="KRaft: the controller may fence a broker whose process still runs (missed "
-        "heartbeats), moving leadership and the ISR as for a crash, while the broker goes on "
-        "as it was; its next heartbeat unfences it (same broker epoch)",
+        help="the controller may take a broker whose process still runs for gone, moving "
+        "leadership and the ISR as for a crash, while the broker goes on as it was (fence); "
+        "KRaft: missed heartbeats, and its next heartbeat unfences it (same broker epoch); "
+        "ZooKeeper: an expired session, and it registers again and is sent the current "
+        "state (unfence)",
     )
     g.add_argument(
         "--ibp",

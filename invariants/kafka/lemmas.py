@@ -196,6 +196,14 @@ def _isr_fixed(model: KafkaSymbolic) -> bool:
     return not (cfg.elects_unclean or cfg.elr or cfg.broken_rule)
 
 
+def _dead_may_join(model: KafkaSymbolic) -> bool:
+    """A broker the controller takes for gone may still fetch and join the ISR: a
+    ZooKeeper broker whose session expired (--fencing) runs on, and before KIP-841
+    (Behaviour.isr_needs_live_replicas, 3.3) nothing checks an ISR member's liveness; the
+    controller then sees no crash of it either, as it took it for gone already."""
+    return model.config.fencing and not model.behaviour.isr_needs_live_replicas
+
+
 # ---------------------------------------------------------------- lemmas
 
 
@@ -879,6 +887,8 @@ def isr_joined_by_fetch(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
         return model.a.true
     if model.config.kraft and not model.behaviour.isr_broker_epochs:
         return model.a.true  # KIP-903: a request from before a restart adds the member
+    if _dead_may_join(model):
+        return model.a.true
     facts = []
     last_isr = model.read(s.hist_isr, s.ctrl_epoch - 1, model.none())
     for m, r in enumerate(s.replicas):
@@ -898,6 +908,8 @@ def isr_joined_by_fetch(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
 def noticed_dead_out_of_isr(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
     b = model.behaviour
     if not _isr_fixed(model) or (b.alter_isr and not b.isr_needs_live_replicas):
+        return model.a.true
+    if _dead_may_join(model):
         return model.a.true
     facts = []
     for m in model.ids:
@@ -1350,7 +1362,8 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
         "current epoch has settled its truncation in it (not so with truncation on fetch, "
         "where the fetch comes first).  Not with unclean election, ELR or a broken design "
         "rule, nor in KRaft before KIP-903 (Behaviour.isr_broker_epochs), where the "
-        "controller accepts a request for a member that restarted since its fetch.",
+        "controller accepts a request for a member that restarted since its fetch, nor "
+        "where a broker taken for gone may join (_dead_may_join).",
         isr_joined_by_fetch,
     ),
     SymbolicLemma(
@@ -1358,7 +1371,8 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
         "A broker the controller saw down is in its ISR only as the last member, with no "
         "leader (_do_notice_crash removes it otherwise; nobody can add it before it is seen "
         "back).  Not with unclean election, ELR, a broken design rule, or AlterIsr before "
-        "KIP-841 (Behaviour.isr_needs_live_replicas), which may accept a request naming it.",
+        "KIP-841 (Behaviour.isr_needs_live_replicas), which may accept a request naming it, "
+        "nor where a broker taken for gone runs on and may join (_dead_may_join).",
         noticed_dead_out_of_isr,
     ),
     SymbolicLemma(

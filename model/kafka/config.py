@@ -80,9 +80,10 @@ class Config:
     ``broken_rule``: one of :data:`DESIGN_RULES`, broken to show what it prevents.
     ``clean_shutdown``: a broker may also stop cleanly (controlled shutdown), which the
     controller of releases with ELR tells from a crash.  ``disk_loss``: a stopped
-    broker's disk may be replaced, so it restarts empty.  ``fencing`` (KRaft only): the
-    controller may fence a broker whose process still runs (missed heartbeats), as if it
-    had crashed; its next heartbeat unfences it.
+    broker's disk may be replaced, so it restarts empty.  ``fencing``: the
+    controller may take a broker whose process still runs for gone, as if it had crashed
+    (KRaft: missed heartbeats, and its next heartbeat unfences it; ZooKeeper: an expired
+    session, and it registers again).
     ``ibp`` (ZooKeeper) / ``metadata_version`` (KRaft): the version the cluster runs
     at, as during an upgrade (model/kafka/protocol.py); empty: the release's newest.
     """
@@ -286,14 +287,6 @@ def _release_options(out: dict[str, Any], given: dict[str, Any], where: str) -> 
             )
         raise ConfigError(f"{where}elr: Kafka {name} has no Eligible Leader Replicas (from 4.0.0)")
     out["kraft"], out["elr"] = kraft, elr
-    if out["fencing"] and not kraft:
-        # A ZooKeeper broker whose session expired registers again with a new broker epoch
-        # but keeps its partitions' state, which notice_restart (made for a restarted
-        # process) does not model.
-        raise ConfigError(
-            f"{where}fencing: modelled in KRaft mode only (Kafka {name} in ZooKeeper mode: "
-            "an expired session of a running broker is not modelled yet)"
-        )
     rule = out["broken_rule"]
     if rule:
         if not isinstance(rule, str) or rule not in DESIGN_RULES:

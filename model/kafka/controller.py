@@ -221,7 +221,7 @@ class ControllerRules:
         return self._elect_on_return(s, i, live)
 
     def _do_fence(self, s: State, i: int, new_leader: int) -> State:
-        """The KRaft controller fences broker ``i`` while its process runs (``--fencing``).
+        """The controller takes broker ``i`` for gone while its process runs (``--fencing``).
 
         KRaft: missed heartbeats (``ReplicationControlManager.maybeFenceOneStaleBroker``
         -> ``handleBrokerFenced``, 3.3-4.1) run the same partition changes as a crash
@@ -231,19 +231,49 @@ class ControllerRules:
         on ``isFenced``): it goes on leading or following with what it knows, applies the
         metadata records (a leaderless one makes a fenced leader step down:
         :meth:`_takes_effect`), and its next heartbeat unfences it (``unfence``).
-        (ZooKeeper's expired session of a running broker is not modelled: config.py refuses
-        ``fencing`` there.)"""
+
+        ZooKeeper: the broker's session expired.  The controller handles it exactly as a
+        crash (``KafkaController.onBrokerFailure``, 0.10.2 to 3.9: election among the live
+        ISR members, ``removeReplicasFromIsr`` at the next epoch) and drops the requests
+        queued for it with its connection (``ControllerChannelManager.removeBroker``); it
+        sends it nothing until it registers again (``unfence``).  The broker only
+        registers again (``KafkaHealthcheck.SessionExpireListener`` to 1.0,
+        ``RegisterBrokerAndReelect`` from 1.1): it keeps leading or following as it was,
+        its ISR writes failing on the zkVersion the controller's change made stale (and,
+        2.7+, its AlterIsr items held on STALE_BROKER_EPOCH, then refused for the leader
+        epoch)."""
         s = self._do_notice_crash(s, i, new_leader)
         return s.with_replica(i, s.replicas[i].replace(fenced=1))
 
     def _do_unfence(self, s: State, i: int) -> State:
-        """A fenced broker heartbeats again (KRaft, ``--fencing``): unfenced with the same
-        broker epoch (``BrokerHeartbeatManager.calculateNextBrokerState``), no registration,
-        so it keeps its ELR membership and its AlterPartition proposals stay valid (KIP-903
-        sees no new epoch).  ``handleBrokerUnfenced`` elects leaders for the leaderless
-        partitions it can lead; it joins no ISR (only a leader's AlterPartition adds one)."""
-        s = s.with_replica(i, s.replicas[i].replace(fenced=0))
-        return self._elect_on_return(s, i, s.ctrl_live | (1 << i))
+        """The controller takes a fenced broker back (``--fencing``).
+
+        KRaft: its next heartbeat unfences it with the same broker epoch
+        (``BrokerHeartbeatManager.calculateNextBrokerState``), no registration, so it keeps
+        its ELR membership and its AlterPartition proposals stay valid (KIP-903 sees no new
+        epoch).  ``handleBrokerUnfenced`` elects leaders for the leaderless partitions it
+        can lead; it joins no ISR (only a leader's AlterPartition adds one).
+
+        ZooKeeper: it registered again after its expired session (from 2.2 with a new
+        broker epoch, KIP-380, so the controller reads a bounce: failure then startup).
+        ``onBrokerStartup`` sends it the current leader, ISR and epoch (``OnlineReplica``)
+        and elects it for an offline partition whose ISR holds it.  Where that epoch is
+        not newer than its own, ``becomeLeaderOrFollower`` skips the request and nothing
+        is owed; otherwise ``fenced`` stays 1 with the broker live again: owed the current
+        state, which ``deliver`` gives it (:meth:`_next_request`), in place of what the
+        dropped queue held.  (Before 2.2 an expiry and a registration the controller reads
+        in one BrokerChange change nothing: the model's stutter.  The startup requests
+        KAFKA-9839 could lose, 2.2 to 2.5, are not modelled: a lost one leaves the broker
+        waiting for the next epoch, which hides no data loss.)  The ``ALTER_RESTARTED``
+        marks of a registration are KRaft's (KIP-903), so none here."""
+        r = s.replicas[i]
+        live = s.ctrl_live | (1 << i)
+        if self.config.kraft:
+            return self._elect_on_return(s.with_replica(i, r.replace(fenced=0)), i, live)
+        s = self._elect_on_return(s, i, live)
+        if s.replicas[i].epoch == s.ctrl_epoch:  # not newer: skipped
+            s = s.with_replica(i, s.replicas[i].replace(fenced=0))
+        return s
 
     def _elect_on_return(self, s: State, i: int, live: int) -> State:
         """Broker ``i`` is live again (registered, or unfenced): an offline partition gets
@@ -447,7 +477,7 @@ class ControllerRules:
         state.
         """
         r = s.replicas[i]
-        if r.epoch == 0:
+        if r.epoch == 0 or self._owed_current_state(s, i):
             return self._do_deliver_latest(s, i)
         epoch = self._next_request(s, i)
         leader, isr = s.ctrl_history[epoch - 1]
@@ -459,13 +489,23 @@ class ControllerRules:
         controller (after a failover) sends every broker, and what a restarted
         broker gets (ControllerContext's leadership info)."""
         leader = s.ctrl_leader
+        if self._owed_current_state(s, i):  # ZooKeeper: what a renewed session was owed
+            s = s.with_replica(i, s.replicas[i].replace(fenced=0))
         return self._become(s, i, leader, s.ctrl_epoch, s.ctrl_isr, int(leader == i))
+
+    def _owed_current_state(self, s: State, i: int) -> bool:
+        """ZooKeeper, ``--fencing``: broker ``i`` registered again after its session
+        expired and awaits the current state (:meth:`_do_unfence`).  Never in KRaft, where
+        a fenced broker is not live."""
+        return bool(s.replicas[i].fenced and s.ctrl_live >> i & 1)
 
     def _next_request(self, s: State, i: int) -> int:
         """The epoch of the next request that takes effect on replica ``i`` (0: none)."""
         r = s.replicas[i]
-        if r.epoch == 0:
-            return s.ctrl_epoch if self._takes_effect(s, s.ctrl_epoch) else 0
+        if r.epoch == 0 or self._owed_current_state(s, i):
+            if s.ctrl_epoch > r.epoch and self._takes_effect(s, s.ctrl_epoch):
+                return s.ctrl_epoch
+            return 0
         for epoch in range(r.epoch + 1, s.ctrl_epoch + 1):
             if self._takes_effect(s, epoch):
                 return epoch
@@ -486,6 +526,8 @@ class ControllerRules:
         anything its queue would not?  It does for a broker behind the current
         epoch, and for one that restarted unnoticed and holds no state."""
         r = s.replicas[i]
-        if r.epoch == 0 or not self._takes_effect(s, s.ctrl_epoch):
+        if r.epoch == 0 or self._owed_current_state(s, i):
+            return False  # ``deliver`` gives it the current state already
+        if not self._takes_effect(s, s.ctrl_epoch):
             return False
         return r.epoch < s.ctrl_epoch or (r.leader == NO_LEADER != s.ctrl_leader)

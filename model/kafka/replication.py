@@ -110,10 +110,12 @@ ACTION_DOCS: dict[str, str] = {
     "(ZooKeeper), or as one metadata delta spanning several changes (KRaft)",
     "notice_crash": "controller sees a broker gone: new leader / smaller ISR, epoch bump",
     "notice_restart": "controller sees a broker back (and elects it if the partition is offline)",
-    "fence": "KRaft controller fences a broker whose process still runs (missed heartbeats): "
-    "new leader / smaller ISR as for a crash; the broker runs on (with --fencing)",
-    "unfence": "controller unfences a fenced broker at its next heartbeat, same broker epoch "
-    "(KRaft, with --fencing)",
+    "fence": "controller takes a running broker for gone (KRaft: missed heartbeats; "
+    "ZooKeeper: its session expired): new leader / smaller ISR as for a crash; the broker "
+    "runs on (with --fencing)",
+    "unfence": "controller takes a fenced broker back (KRaft: its next heartbeat, same broker "
+    "epoch; ZooKeeper: it registers again and is sent the current state if newer than its "
+    "own) (with --fencing)",
     "elect": "controller moves leadership to another live ISR member (preferred election); "
     "with ELR, the balancer also gives a leaderless partition whose ISR and ELR are empty "
     "its last known leader",
@@ -318,19 +320,22 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                     yield Action("shutdown", (i,))
             if r.hw_checkpoint != r.hw:
                 yield Action("checkpoint_hw", (i,))
-            if r.fenced:
+            live = s.ctrl_live >> i & 1
+            if r.fenced and (cfg.kraft or not live):
                 # KRaft: a fenced broker's next heartbeat unfences it (same broker epoch,
                 # BrokerHeartbeatManager.calculateNextBrokerState); meanwhile it still
-                # fetches the metadata log, whose records it applies.
+                # fetches the metadata log, whose records it applies.  ZooKeeper: a
+                # broker whose session expired registers again; until then the
+                # controller sends it nothing (ControllerRules._do_fence).
                 yield Action("unfence", (i,))
-            elif not s.ctrl_live >> i & 1:
+            elif not live:
                 yield Action("notice_restart", (i,))
-            if s.ctrl_live >> i & 1 or r.fenced:
+            if live or (r.fenced and cfg.kraft):
                 if self._next_request(s, i):
                     yield Action("deliver", (i,))
                 if cfg.controller_failover and self._failover_delivery_differs(s, i):
                     yield Action("deliver_latest", (i,))
-            if cfg.fencing and s.ctrl_live >> i & 1 and self._crash_notice_possible(s, i, can_bump):
+            if cfg.fencing and live and self._crash_notice_possible(s, i, can_bump):
                 for new_leader in self._failover_choices(s, i):
                     yield Action("fence", (i, new_leader))
 

@@ -112,7 +112,9 @@ class Replica(NamedTuple):
     # 1 while the controller holds this running broker fenced without a new registration
     # (KRaft, --fencing: missed heartbeats, ReplicationControlManager.maybeFenceOneStaleBroker);
     # its broker epoch is unchanged, so its next heartbeat unfences it (``unfence``)
-    # instead of a registration (``notice_restart``).  A crash ends it.
+    # instead of a registration (``notice_restart``).  A crash ends it.  ZooKeeper
+    # (--fencing): 1 from its expired session (not live) until it gets the current state
+    # it is owed once it registered again (live); see ControllerRules._do_unfence.
     fenced: int
     # 1 from a replaced disk until the broker reports the partition's new log directory
     # (KRaft, metadata.version 3.7-IV2+, KIP-858; ``report_dir``).  The partition's

@@ -158,8 +158,19 @@ class SymController(SymBroker):
 
     def _do_unfence(self, s: SymState, i: int) -> SymState:
         """Mirrors ControllerRules._do_unfence."""
-        s = s.with_replica(i, s.replicas[i].replace(fenced=self.a.false))
-        return self._elect_on_return(s, i, self.m_with(s.ctrl_live, i))
+        live = self.m_with(s.ctrl_live, i)
+        if self.config.kraft:
+            s = s.with_replica(i, s.replicas[i].replace(fenced=self.a.false))
+            return self._elect_on_return(s, i, live)
+        s = self._elect_on_return(s, i, live)
+        r = s.replicas[i]
+        return s.with_replica(i, r.replace(fenced=r.epoch != s.ctrl_epoch))
+
+    def _owed_current_state(self, s: SymState, i: int) -> Bool:
+        """Mirrors ControllerRules._owed_current_state."""
+        if self.config.kraft or not self.config.fencing:
+            return self.a.false
+        return z3.And(s.replicas[i].fenced, s.ctrl_live[i])
 
     def _elect_on_return(self, s: SymState, i: int, live: tuple) -> SymState:
         """Mirrors ControllerRules._elect_on_return (its first match wins: built last)."""
@@ -333,11 +344,16 @@ class SymController(SymBroker):
         epoch, leader, isr = self._next_request(s, i)
         current = z3.And(epoch == s.ctrl_epoch, z3.Not(s.ctrl_isr_written))
         queued = self._become(s, i, leader, epoch, isr, z3.And(current, leader == i))
-        return self.ite(r.epoch == 0, self._do_deliver_latest(s, i), queued)
+        owed = z3.Or(r.epoch == 0, self._owed_current_state(s, i))
+        return self.ite(owed, self._do_deliver_latest(s, i), queued)
 
     def _do_deliver_latest(self, s: SymState, i: int) -> SymState:
         """Mirrors ControllerRules._do_deliver_latest."""
         leader = s.ctrl_leader
+        owed = self._owed_current_state(s, i)
+        if not z3.is_false(owed):
+            r = s.replicas[i]
+            s = s.with_replica(i, r.replace(fenced=z3.And(r.fenced, z3.Not(owed))))
         return self._become(s, i, leader, s.ctrl_epoch, s.ctrl_isr, leader == i)
 
     def _next_request(self, s: SymState, i: int) -> tuple[Num, Num, tuple]:
@@ -351,9 +367,9 @@ class SymController(SymBroker):
             epoch, leader, isr = self.ite(
                 takes, (e, s.hist_leader[e - 1], s.hist_isr[e - 1]), (epoch, leader, isr)
             )
-        latest = self._takes_effect(s, s.ctrl_epoch)
+        latest = z3.And(s.ctrl_epoch > r.epoch, self._takes_effect(s, s.ctrl_epoch))
         return self.ite(
-            r.epoch == 0,
+            z3.Or(r.epoch == 0, self._owed_current_state(s, i)),
             (self.ite(latest, s.ctrl_epoch, 0), s.ctrl_leader, s.ctrl_isr),
             (epoch, leader, isr),
         )
@@ -371,6 +387,7 @@ class SymController(SymBroker):
         r = s.replicas[i]
         return z3.And(
             r.epoch != 0,
+            z3.Not(self._owed_current_state(s, i)),
             self._takes_effect(s, s.ctrl_epoch),
             z3.Or(
                 r.epoch < s.ctrl_epoch,

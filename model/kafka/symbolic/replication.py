@@ -261,12 +261,13 @@ class KafkaSymbolic(SymMessages):
             return z3.And(alive, r.hw_checkpoint != r.hw)
         if name == "notice_restart":
             return z3.And(alive, z3.Not(live), z3.Not(r.fenced))
-        if name == "unfence":
-            return z3.And(alive, r.fenced)
+        if name == "unfence":  # ZooKeeper: registers again after its session expired
+            return z3.And(alive, r.fenced, cfg.kraft or z3.Not(live))
         if name == "report_dir":
             return z3.And(alive, r.dir_unreported, z3.Or(s.ctrl_leader != i, self._can_bump(s)))
-        # A fenced broker still applies the metadata log (KafkaReplication.actions).
-        applies_records = z3.Or(live, r.fenced)
+        # A fenced KRaft broker still applies the metadata log (KafkaReplication.actions);
+        # to a ZooKeeper broker whose session expired the controller sends nothing.
+        applies_records = z3.Or(live, r.fenced) if cfg.kraft else live
         if name == "deliver":
             epoch, _leader, _isr = self._next_request(s, i)
             return z3.And(alive, applies_records, epoch != 0)
