@@ -241,7 +241,10 @@ class ControllerRules:
         ``RegisterBrokerAndReelect`` from 1.1): it keeps leading or following as it was,
         its ISR writes failing on the zkVersion the controller's change made stale (and,
         2.7+, its AlterIsr items held on STALE_BROKER_EPOCH, then refused for the leader
-        epoch)."""
+        epoch).  As a follower it fetches on; from KIP-320 (2.1) only while its epoch is
+        still current, so only one outside the ISR when its session expired (no new epoch)
+        may be added to the ISR again, and from KIP-841 (3.3) not before it registers.  An
+        expired controller also resigns, dropping every queue: ``--controller-failover``."""
         s = self._do_notice_crash(s, i, new_leader)
         return s.with_replica(i, s.replicas[i].replace(fenced=1))
 
@@ -263,8 +266,8 @@ class ControllerRules:
         state, which ``deliver`` gives it (:meth:`_next_request`), in place of what the
         dropped queue held.  (Before 2.2 an expiry and a registration the controller reads
         in one BrokerChange change nothing: the model's stutter.  The startup requests
-        KAFKA-9839 could lose, 2.2 to 2.5, are not modelled: a lost one leaves the broker
-        waiting for the next epoch, which hides no data loss.)  The ``ALTER_RESTARTED``
+        KAFKA-9839 could lose, 2.2.0 to 2.5.0 (fixed in 2.5.1), are not modelled apart: a
+        lost one is a ``deliver`` not yet taken.)  The ``ALTER_RESTARTED``
         marks of a registration are KRaft's (KIP-903), so none here."""
         r = s.replicas[i]
         live = s.ctrl_live | (1 << i)
