@@ -247,7 +247,8 @@ def test_missing_gate_file(capsys, tmp_path):
 def test_shipped_example_gate_parses():
     checks = load_gate(ROOT / "examples" / "gate.toml")
     kafka = [c for c in checks if isinstance(c.config, Config)]
-    assert {c.config.mode for c in kafka} == {"hw", "kip101", "kip279", "kip320", "4.1.0"}
+    assert {c.config.mode for c in kafka} == {"hw", "kip101", "kip279", "kip320", "2.4.0", "4.1.0"}
+    assert any(c.config.fencing and not c.config.kraft for c in kafka)  # ZooKeeper expiry
     assert {c.config.model for c in checks if c not in kafka} == {"tla-kip320", "tla-hw"}
     assert any(c.expect == "holds" for c in checks)
     assert any(c.engine == "walk" for c in checks)
