@@ -497,19 +497,21 @@ def test_a_proposal_naming_a_fenced_follower_is_refused_and_accepted_once_it_is_
     assert back[-1].ctrl_isr == 0b111
 
 
+# The other replica crashes, then the last ISR member is fenced (its session expires) and
+# comes back: the partition is offline in between.
+LAST_MEMBER_FENCED = [
+    "crash(replica=r1, keep=0)",
+    "notice_crash(replica=r1, new_leader=r0)",
+    "fence(replica=r0, new_leader=none)",
+    "unfence(replica=r0)",
+]
+
+
 def test_an_offline_partition_gets_its_fenced_leader_back_when_it_heartbeats():
     """With the ELR the fenced last member leaves the ISR for the ELR; its unfence makes
     it leader again as the live ELR member of an empty ISR (handleBrokerUnfenced)."""
     model = kafka(kafka="4.1.0", replicas=2, fencing=True, records=0)
-    states = run(
-        model,
-        [
-            "crash(replica=r1, keep=0)",
-            "notice_crash(replica=r1, new_leader=r0)",
-            "fence(replica=r0, new_leader=none)",
-            "unfence(replica=r0)",
-        ],
-    )
+    states = run(model, LAST_MEMBER_FENCED)
     assert (states[3].ctrl_leader, states[3].ctrl_isr, states[3].ctrl_elr) == (-1, 0, 0b01)
     assert (states[4].ctrl_leader, states[4].ctrl_isr) == (0, 0b01)  # handleBrokerUnfenced
 
@@ -584,16 +586,7 @@ def test_an_expired_last_member_is_elected_again_when_it_registers():
     """onBrokerStartup elects a registering broker for an offline partition whose ISR
     holds it; the current state it is owed names it leader."""
     model = kafka(kafka="2.1.0", replicas=2, fencing=True, records=0, epochs=4)
-    states = run(
-        model,
-        [
-            "crash(replica=r1, keep=0)",
-            "notice_crash(replica=r1, new_leader=r0)",
-            "fence(replica=r0, new_leader=none)",
-            "unfence(replica=r0)",
-            "deliver(replica=r0)",
-        ],
-    )
+    states = run(model, [*LAST_MEMBER_FENCED, "deliver(replica=r0)"])
     assert (states[3].ctrl_leader, states[3].ctrl_isr, states[3].ctrl_epoch) == (-1, 0b01, 3)
     assert (states[4].ctrl_leader, states[4].ctrl_epoch) == (0, 4)
     r0 = states[5].replicas[0]
