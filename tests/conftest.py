@@ -121,6 +121,9 @@ def regenerate(script: str):
 
     spec = importlib.util.spec_from_file_location(script.removesuffix(".py"), DOCS / script)
     gen = importlib.util.module_from_spec(spec)
+    # Registered under its name, so that a generator's worker processes can find its
+    # functions (make_report.py runs its searches in a process pool).
+    sys.modules[spec.name] = gen
     spec.loader.exec_module(gen)
     files = gen.build()
     return gen, files, stale_files(files, DOCS, gen.TRACES)
