@@ -505,7 +505,7 @@ class ControllerRules:
     def _next_request(self, s: State, i: int) -> int:
         """The epoch of the next request that takes effect on replica ``i`` (0: none)."""
         r = s.replicas[i]
-        if r.epoch == 0 or self._owed_current_state(s, i):
+        if r.epoch == 0 or (r.fenced and s.ctrl_live >> i & 1):  # _owed_current_state
             if s.ctrl_epoch > r.epoch and self._takes_effect(s, s.ctrl_epoch):
                 return s.ctrl_epoch
             return 0
