@@ -1,0 +1,162 @@
+"""A trace run through the model and through Kafka side by side.
+
+The verdict is ``agrees`` (every step taken by both, every shared field equal),
+``disagrees`` (the first step where a field differs, with every differing field), or
+``refused`` (the first step Kafka would not take, or took otherwise: a choice its
+controller does not make, a timing its clock cannot give; the harness says which).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from replcheck.harness import jvm
+from replcheck.harness.build import Harness, HarnessUnavailable, build
+from replcheck.harness.compare import Difference, EpochMap, compare
+from replcheck.harness.steps import Plan, plan
+from replcheck.model.interface import Action
+from replcheck.model.kafka.config import Config
+from replcheck.model.kafka.protocol import newest_of
+from replcheck.model.kafka.replication import KafkaReplication
+from replcheck.model.kafka.state import State
+from replcheck.traces.replay import execute
+from replcheck.traces.text import describe_action
+
+# How long a follower may lag before its leader drops it (replica.lag.time.max.ms,
+# Kafka's default); the harness's clock moves past it only where a shrink needs it.
+LAG_MS = 30000
+
+
+@dataclass
+class Step:
+    """One op of the run: the model's step it carries out (None: glue), what Kafka
+    did (its state, or its refusal) and the differences."""
+
+    index: int  # 0: the initial state; else 1-based op number
+    model_step: int | None
+    action: str
+    kafka: dict[str, Any] | None
+    differences: list[Difference] = field(default_factory=list)
+    refused: tuple[str, str] | None = None  # (kind, detail)
+
+
+@dataclass
+class ConformResult:
+    """The outcome of one trace: ``verdict`` is agrees, disagrees or refused."""
+
+    release: str
+    kafka_version: str
+    verdict: str
+    steps: list[Step]
+    plan: Plan
+    model_states: list[State]
+
+    @property
+    def first_bad(self) -> Step | None:
+        return next((s for s in self.steps if s.differences or s.refused), None)
+
+    def summary(self) -> str:
+        bad = self.first_bad
+        taken = sum(1 for s in self.steps if s.model_step)
+        if bad is None:
+            return f"agrees ({taken} steps on Kafka {self.kafka_version})"
+        where = f"step {bad.model_step}" if bad.model_step else "before the first step"
+        if bad.refused:
+            kind, detail = bad.refused
+            return f"Kafka refused {where} ({bad.action}): {kind}: {detail.splitlines()[0]}"
+        return f"disagrees at {where} ({bad.action}): " + "; ".join(map(str, bad.differences))
+
+
+def settings_of(config: Config) -> dict[str, Any]:
+    """The run's settings in the harness's terms."""
+    return {
+        "replicas": config.replicas,
+        "min_isr": config.min_insync_replicas,
+        "lag_ms": LAG_MS,
+        "metadata_version": config.metadata_version or newest_of(config.mode),
+        "elr": bool(config.elr),
+        "unclean": bool(config.unclean_election),
+    }
+
+
+def check_expressible(config: Config) -> None:
+    """Refuse, in one line, a configuration the harness cannot run."""
+    if not config.kraft:
+        raise HarnessUnavailable(
+            "conform runs KRaft traces only: the ZooKeeper controller is not among Kafka's "
+            "classes the harness drives (docs/conformance.md)"
+        )
+    if config.atomic:
+        raise HarnessUnavailable("conform needs the message-level model (not --atomic)")
+    if config.acks != -1:
+        raise HarnessUnavailable("conform runs acks=all traces only")
+
+
+def conform_many(
+    config: Config,
+    traces: Sequence[Sequence[Action]],
+    harness: Harness | None = None,
+    timeout: float | None = None,
+) -> list[ConformResult]:
+    """Runs several traces of one configuration in one JVM."""
+    check_expressible(config)
+    model = KafkaReplication(config)
+    harness = harness or build(config.mode)
+    runs = []
+    for actions in traces:
+        steps = execute(model, actions)  # NotEnabled: not a trace of this model
+        runs.append((steps, plan(model, steps)))
+    header, outputs = jvm.run(
+        harness, settings_of(config),
+        [{"assignment": p.assignment, "ops": p.ops} for _steps, p in runs], timeout=timeout,
+    )  # fmt: skip
+    return [
+        _judge(config, model, steps, p, lines, header)
+        for (steps, p), lines in zip(runs, outputs, strict=True)
+    ]
+
+
+def conform(
+    config: Config, actions: Sequence[Action], timeout: float | None = None
+) -> ConformResult:
+    """One trace through the model and through Kafka ``config.mode``."""
+    return conform_many(config, [actions], timeout=timeout)[0]
+
+
+def _judge(
+    config: Config,
+    model: KafkaReplication,
+    steps: list[tuple[Action | None, State]],
+    p: Plan,
+    lines: list[dict[str, Any]],
+    header: dict[str, Any],
+) -> ConformResult:
+    epochs = EpochMap()
+    out: list[Step] = []
+    states = [s for _a, s in steps]
+    for line in lines:
+        k = line["step"]
+        model_step = 0 if k == 0 else p.step_of[k - 1]
+        if k == 0:
+            text = "initial state"
+        elif model_step is None:
+            text = f"glue: {p.ops[k - 1]}"
+        else:
+            action = steps[model_step][0]
+            assert action is not None
+            text = describe_action(action)
+        step = Step(k, model_step, text, line.get("state"))
+        if not line["ok"]:
+            step.refused = (line["kind"], line["detail"])
+        elif model_step is not None:
+            step.differences = compare(states[model_step], line["state"], epochs)
+        out.append(step)
+        if step.refused or step.differences:
+            break
+    bad = next((s for s in out if s.refused or s.differences), None)
+    if bad is None and len(out) < len(p.ops) + 1:
+        raise HarnessUnavailable(f"the harness stopped after {len(out) - 1} of {len(p.ops)} steps")
+    verdict = "agrees" if bad is None else ("refused" if bad.refused else "disagrees")
+    return ConformResult(config.mode, header.get("kafka", config.mode), verdict, out, p, states)

@@ -1,0 +1,285 @@
+package replcheck.harness
+
+import java.io.File
+import java.nio.file.Files
+import java.util.{Collections, LinkedHashMap, Optional, Properties}
+import java.util.concurrent.atomic.AtomicBoolean
+
+import scala.collection.mutable
+import scala.jdk.CollectionConverters._
+
+import kafka.cluster.Partition
+import kafka.log.LogManager
+import kafka.server._
+import kafka.server.metadata.KRaftMetadataCache
+import org.apache.kafka.clients.FetchSessionHandler
+import org.apache.kafka.common.{TopicIdPartition, TopicPartition, Uuid}
+import org.apache.kafka.common.compress.Compression
+import org.apache.kafka.common.message.FetchResponseData
+import org.apache.kafka.common.metrics.Metrics
+import org.apache.kafka.common.protocol.Errors
+import org.apache.kafka.common.record.{FileRecords, MemoryRecords, Records, SimpleRecord}
+import org.apache.kafka.common.requests.{AbstractRequest, AbstractResponse, FetchMetadata, FetchRequest, FetchResponse}
+import org.apache.kafka.common.requests.ProduceResponse.PartitionResponse
+import org.apache.kafka.common.utils.{LogContext, Time}
+import org.apache.kafka.image.MetadataImage
+import org.apache.kafka.metadata.properties.{MetaProperties, MetaPropertiesEnsemble, MetaPropertiesVersion, PropertiesUtils}
+import org.apache.kafka.server.common.{KRaftVersion, MetadataVersion}
+import org.apache.kafka.server.network.BrokerEndPoint
+import org.apache.kafka.server.purgatory.DelayedOperationPurgatory
+import org.apache.kafka.server.storage.log.{FetchIsolation, FetchParams, FetchPartitionData}
+import org.apache.kafka.storage.internals.log.{AppendOrigin, LogDirFailureChannel}
+import org.apache.kafka.storage.log.metrics.BrokerTopicStats
+
+/** What a run is: the model's configuration, in Kafka's terms. */
+final case class Settings(
+  replicas: Int,
+  minIsr: Int,
+  lagMs: Long,
+  metadataVersion: MetadataVersion,
+  elr: Boolean,
+  unclean: Boolean,
+)
+
+/** One broker process: Kafka's own ReplicaManager, LogManager, Partition, fetcher and
+ *  AlterPartitionManager, on the run's clock, with no thread of its own.  A crash
+ *  abandons the object; a restart builds a new one over the same directory. */
+final class Broker(
+  val id: Int,
+  val dataDir: File,
+  val dirId: Uuid,
+  clock: StepClock,
+  scheduler: StepScheduler,
+  settings: Settings,
+  brokerEpoch: () => Long,
+  val channel: HeldChannel,
+  leaderOf: Int => Option[Broker],
+) {
+  val config: KafkaConfig = KafkaConfig.fromProps(Broker.props(id, dataDir, settings), false)
+  val metrics = new Metrics(clock)
+  val metadataCache = new KRaftMetadataCache(id, () => KRaftVersion.KRAFT_VERSION_1)
+  private val topicStats = new BrokerTopicStats()
+  private val dirFailures = new LogDirFailureChannel(1)
+  val logManager: LogManager = LogManager(config, Seq.empty, metadataCache, scheduler, clock, topicStats, dirFailures)
+  private val quotas = QuotaFactory.instantiate(config, metrics, clock, s"broker-$id-", "broker")
+  val alterPartitions = new DefaultAlterPartitionManager(channel, scheduler, clock, id, brokerEpoch)
+  private val timer = new HeldTimer
+  private def purgatory[T <: org.apache.kafka.server.purgatory.DelayedOperation](name: String) =
+    new DelayedOperationPurgatory[T](name, timer, id, 1000, false, true)
+
+  /** Each follower fetcher's cut network, by the leader it fetches from. */
+  val sends = mutable.Map.empty[Int, SteppedSend]
+
+  val replicaManager: ReplicaManager = new ReplicaManager(
+    config = config,
+    metrics = metrics,
+    time = clock,
+    scheduler = scheduler,
+    logManager = logManager,
+    quotaManagers = quotas,
+    metadataCache = metadataCache,
+    logDirFailureChannel = dirFailures,
+    alterPartitionManager = alterPartitions,
+    brokerTopicStats = topicStats,
+    isShuttingDown = new AtomicBoolean(false),
+    delayedProducePurgatoryParam = Some(purgatory("Produce")),
+    delayedFetchPurgatoryParam = Some(purgatory("Fetch")),
+    delayedDeleteRecordsPurgatoryParam = Some(purgatory("DeleteRecords")),
+    delayedRemoteFetchPurgatoryParam = Some(purgatory("RemoteFetch")),
+    delayedRemoteListOffsetsPurgatoryParam = Some(purgatory("RemoteListOffsets")),
+    delayedShareFetchPurgatoryParam = Some(purgatory("ShareFetch")),
+    threadNamePrefix = Some(s"b$id"),
+    brokerEpochSupplier = brokerEpoch,
+  ) {
+    override protected def createReplicaFetcherManager(metrics: Metrics, time: Time, threadNamePrefix: Option[String],
+                                                       quotaManager: ReplicationQuotaManager): ReplicaFetcherManager = {
+      val rm = this
+      new ReplicaFetcherManager(config, rm, metrics, time, threadNamePrefix, quotaManager,
+        () => metadataCache.metadataVersion(), brokerEpoch) {
+        override def createFetcherThread(fetcherId: Int, source: BrokerEndPoint): ReplicaFetcherThread = {
+          val logContext = new LogContext(s"[ReplicaFetcher replicaId=$id, leaderId=${source.id}] ")
+          val send = new SteppedSend(source, request => Broker.this.answer(source.id, request), Broker.emptyAnswer)
+          sends(source.id) = send
+          val leader = new RemoteLeaderEndPoint(logContext.logPrefix, send, new FetchSessionHandler(logContext, source.id),
+            config, rm, quotaManager, () => metadataCache.metadataVersion(), brokerEpoch)
+          new ReplicaFetcherThread(s"b$id-fetcher-${source.id}", leader, config, failedPartitions, rm, quotaManager,
+            logContext.logPrefix) {
+            override def start(): Unit = () // stepped by the driver, never run as a thread
+          }
+        }
+      }
+    }
+  }
+
+  // ------------------------------------------------------------ metadata
+
+  /** The broker's metadata: its image and how far it has read the log. */
+  var image: MetadataImage = MetadataImage.EMPTY
+  var cursor: Long = 0L
+  private var published = false
+
+  /** Publishes [cursor, to) as one delta, as BrokerMetadataPublisher.onMetadataUpdate
+   *  does: the image to the metadata cache first, then the topics delta to the
+   *  ReplicaManager (ReplicaManager.applyDelta). */
+  def publish(log: MetadataLog, to: Long): Unit = {
+    if (to <= cursor) return
+    val (delta, newImage) = log.read(image, cursor, to)
+    metadataCache.setImage(newImage)
+    if (!published) { // BrokerMetadataPublisher.initializeManagers
+      logManager.startup(metadataCache.getAllTopics().asScala.toSet, _ => false)
+      published = true
+    }
+    image = newImage
+    cursor = to
+    Option(delta.topicsDelta()).foreach(d => replicaManager.applyDelta(d, newImage))
+  }
+
+  // ------------------------------------------------------------ produce
+
+  val acked = mutable.Set.empty[Int]
+  val failed = mutable.Map.empty[Int, String]
+  val waiting = mutable.Set.empty[Int]
+
+  /** A producer with acks=all appends record ``recordId`` (its value names it). */
+  def write(tip: TopicIdPartition, recordId: Int): Unit = {
+    val records = MemoryRecords.withRecords(Compression.NONE, new SimpleRecord(s"m$recordId".getBytes))
+    waiting += recordId
+    replicaManager.appendRecords(
+      timeout = Long.MaxValue,
+      requiredAcks = -1,
+      internalTopicsAllowed = false,
+      origin = AppendOrigin.CLIENT,
+      entriesPerPartition = Map(tip -> records),
+      responseCallback = (responses: scala.collection.Map[TopicIdPartition, PartitionResponse]) => {
+        waiting -= recordId
+        val error = responses.values.head.error
+        if (error == Errors.NONE) acked += recordId else failed(recordId) = error.name
+      },
+    )
+  }
+
+  // ------------------------------------------------------------ fetches
+
+  /** The leader's side of a follower's request, as KafkaApis handles it. */
+  private def answer(leaderId: Int, request: AbstractRequest): AbstractResponse = request match {
+    case fetch: FetchRequest =>
+      leaderOf(leaderId) match {
+        case None => Broker.emptyAnswer(fetch)
+        case Some(leader) => leader.handleFetch(fetch)
+      }
+    case other => throw new IllegalStateException(s"unexpected request ${other.apiKey()}")
+  }
+
+  /** KafkaApis.handleFetchRequest for a follower's fetch, answered at once (maxWait 0
+   *  in effect: the harness never parks a fetch in purgatory). */
+  def handleFetch(fetch: FetchRequest): FetchResponse = {
+    val names = metadataCache.topicIdsToNames()
+    val data = fetch.fetchData(names).asScala.toSeq
+    val result = new LinkedHashMap[TopicIdPartition, FetchResponseData.PartitionData]()
+    val interesting = data.filter { case (tip, _) =>
+      if (tip.topic == null) { result.put(tip, FetchResponse.partitionResponse(tip, Errors.UNKNOWN_TOPIC_ID)); false }
+      else if (!metadataCache.contains(tip.topicPartition)) {
+        result.put(tip, FetchResponse.partitionResponse(tip, Errors.UNKNOWN_TOPIC_OR_PARTITION)); false
+      } else true
+    }
+    if (interesting.nonEmpty) {
+      val params = new FetchParams(fetch.replicaId, fetch.replicaEpoch, 0L, 0,
+        math.min(fetch.maxBytes, config.fetchMaxBytes), FetchIsolation.of(fetch), Optional.empty())
+      var answered = false
+      replicaManager.fetchMessages(params, interesting, quotas.leader, (parts: scala.collection.Seq[(TopicIdPartition, FetchPartitionData)]) => {
+        answered = true
+        parts.foreach { case (tip, d) =>
+          val pd = new FetchResponseData.PartitionData()
+            .setPartitionIndex(tip.partition)
+            .setErrorCode(d.error.code)
+            .setHighWatermark(d.highWatermark)
+            .setLastStableOffset(d.lastStableOffset.orElse(FetchResponse.INVALID_LAST_STABLE_OFFSET))
+            .setLogStartOffset(d.logStartOffset)
+            .setAbortedTransactions(d.abortedTransactions.orElse(null))
+            .setRecords(Broker.inMemory(d.records))
+            .setPreferredReadReplica(d.preferredReadReplica.orElse(FetchResponse.INVALID_PREFERRED_REPLICA_ID))
+          d.divergingEpoch.ifPresent(e => pd.setDivergingEpoch(e))
+          result.put(tip, pd)
+        }
+      })
+      if (!answered) throw new IllegalStateException("a follower's fetch was parked in purgatory")
+    }
+    FetchResponse.of(Errors.NONE, 0, FetchMetadata.INVALID_SESSION_ID, result, Collections.emptyList())
+  }
+
+  def fetcherFor(tp: TopicPartition): Option[ReplicaFetcherThread] = ServerAccess.fetcher(replicaManager.replicaFetcherManager, tp)
+
+  // ------------------------------------------------------------ inspection
+
+  def partition(tp: TopicPartition): Option[Partition] = replicaManager.onlinePartition(tp)
+
+  /** Every parked fetch worker released, the objects left to the garbage collector: a
+   *  process that is gone.  Its files stay as they are (the page cache survives). */
+  def abandon(): Unit = {
+    sends.values.foreach(_.initiateClose())
+    metrics.close()
+  }
+
+  /** A clean shutdown, as BrokerServer.shutdown does it for the replication path. */
+  def shutdown(): Unit = {
+    sends.values.foreach(_.initiateClose())
+    replicaManager.shutdown(checkpointHW = true)
+    logManager.shutdown(brokerEpoch())
+    metrics.close()
+  }
+}
+
+object Broker {
+  def props(id: Int, dataDir: File, settings: Settings): Properties = {
+    val p = new Properties()
+    p.put("process.roles", "broker")
+    p.put("node.id", id.toString)
+    p.put("controller.quorum.voters", "3000@localhost:9093")
+    p.put("controller.listener.names", "CONTROLLER")
+    p.put("listeners", s"PLAINTEXT://localhost:${9092 + id}")
+    p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT")
+    p.put("inter.broker.listener.name", "PLAINTEXT")
+    p.put("log.dirs", dataDir.getAbsolutePath)
+    p.put("min.insync.replicas", settings.minIsr.toString)
+    p.put("default.replication.factor", settings.replicas.toString)
+    p.put("replica.lag.time.max.ms", settings.lagMs.toString)
+    p.put("replica.fetch.backoff.ms", "0")
+    p.put("replica.fetch.wait.max.ms", "0")
+    p.put("num.replica.fetchers", "1")
+    p.put("unclean.leader.election.enable", settings.unclean.toString)
+    p.put("log.flush.interval.messages", java.lang.Long.MAX_VALUE.toString)
+    p.put("offsets.topic.replication.factor", "1")
+    p
+  }
+
+  /** Formats a broker's disk as ``kafka-storage format`` does: meta.properties with the
+   *  cluster id, node id and this directory's id (KIP-858). */
+  def format(dataDir: File, id: Int, clusterId: String, dirId: Uuid): Unit = {
+    Files.createDirectories(dataDir.toPath)
+    val meta = new MetaProperties.Builder().setVersion(MetaPropertiesVersion.V1).setClusterId(clusterId)
+      .setNodeId(id).setDirectoryId(dirId).build()
+    PropertiesUtils.writePropertiesFile(meta.toProperties,
+      new File(dataDir, MetaPropertiesEnsemble.META_PROPERTIES_NAME).getAbsolutePath, false)
+  }
+
+  def emptyAnswer(request: AbstractRequest): AbstractResponse = request match {
+    case _: FetchRequest => FetchResponse.of(Errors.NONE, 0, FetchMetadata.INVALID_SESSION_ID,
+      new LinkedHashMap[TopicIdPartition, FetchResponseData.PartitionData](), Collections.emptyList())
+    case other => throw new IllegalStateException(s"unexpected request ${other.apiKey()}")
+  }
+
+  /** The bytes a network send would carry now: the leader's later truncation must not
+   *  change an answer already sent. */
+  def inMemory(records: Records): MemoryRecords = records match {
+    case m: MemoryRecords => m
+    case f: FileRecords =>
+      val buffer = java.nio.ByteBuffer.allocate(f.sizeInBytes())
+      f.readInto(buffer, 0) // reads from the slice's start, and flips
+      MemoryRecords.readableRecords(buffer)
+    case other =>
+      val buffer = java.nio.ByteBuffer.allocate(other.sizeInBytes())
+      other.batches().forEach(b => b.writeTo(buffer))
+      buffer.flip()
+      MemoryRecords.readableRecords(buffer)
+  }
+}

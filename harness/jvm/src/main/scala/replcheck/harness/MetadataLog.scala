@@ -1,0 +1,52 @@
+package replcheck.harness
+
+import java.util.{List => JList}
+
+import scala.collection.mutable
+import scala.jdk.CollectionConverters._
+
+import org.apache.kafka.common.metadata.PartitionChangeRecord
+import org.apache.kafka.common.metadata.PartitionRecord
+import org.apache.kafka.image.{MetadataDelta, MetadataImage, MetadataProvenance}
+import org.apache.kafka.server.common.ApiMessageAndVersion
+
+/** The controller's metadata log: each controller step's records are one batch.  A
+ *  broker reads it through its own cursor, so what a broker knows lags the
+ *  controller by exactly the records the trace has not delivered to it yet. */
+final class MetadataLog {
+  val records = mutable.ArrayBuffer.empty[ApiMessageAndVersion]
+  /** The offset one past each batch. */
+  val batchEnds = mutable.ArrayBuffer.empty[Long]
+
+  def end: Long = records.size.toLong
+
+  def append(batch: JList[ApiMessageAndVersion]): Long = {
+    val first = end
+    records ++= batch.asScala
+    if (!batch.isEmpty) batchEnds += end
+    first
+  }
+
+  /** The partition's leader epoch after each record, as the controller replayed it. */
+  private val epochs = mutable.ArrayBuffer.empty[Int]
+  def noteEpoch(offset: Long, leaderEpoch: Int): Unit = {
+    while (epochs.size <= offset) epochs += -1
+    epochs(offset.toInt) = leaderEpoch
+  }
+  def leaderEpochAt(offset: Long): Int = epochs(offset.toInt)
+
+  def isPartitionRecord(offset: Long): Boolean = records(offset.toInt).message match {
+    case _: PartitionRecord | _: PartitionChangeRecord => true
+    case _ => false
+  }
+
+  /** The image after replaying [from, to) on ``image``, and the delta that did it: what
+   *  the broker's MetadataLoader would publish for that stretch of the log as one
+   *  batch (TopicDelta.replay merges the partition changes in it). */
+  def read(image: MetadataImage, from: Long, to: Long): (MetadataDelta, MetadataImage) = {
+    val delta = new MetadataDelta.Builder().setImage(image).build()
+    (from until to).foreach(o => delta.replay(records(o.toInt).message))
+    val provenance = new MetadataProvenance(to - 1, 1, 0L, true)
+    (delta, delta.apply(provenance))
+  }
+}

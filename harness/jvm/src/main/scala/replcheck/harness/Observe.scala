@@ -1,0 +1,135 @@
+package replcheck.harness
+
+import java.io.File
+import java.nio.file.Files
+import java.util.{ArrayList, LinkedHashMap}
+
+import scala.jdk.CollectionConverters._
+import scala.jdk.OptionConverters._
+
+import kafka.cluster.{HarnessAccess, Partition}
+import kafka.server.ServerAccess
+import org.apache.kafka.common.record.{FileRecords, RecordBatch}
+
+/** Kafka's observable state after a step, as plain maps for JSON: Kafka's own numbers
+ *  (leader epochs from 0); replcheck's side maps them to the model's. */
+object Observe {
+  type Obj = LinkedHashMap[String, AnyRef]
+  private def obj(kv: (String, Any)*): Obj = {
+    val m = new Obj()
+    kv.foreach { case (k, v) => m.put(k, box(v)) }
+    m
+  }
+  private def box(v: Any): AnyRef = v match {
+    case null => null
+    case i: Int => Integer.valueOf(i)
+    case l: Long => java.lang.Long.valueOf(l)
+    case b: Boolean => java.lang.Boolean.valueOf(b)
+    case s: Iterable[_] => new ArrayList[AnyRef](s.map(box).toSeq.asJava)
+    case o: Option[_] => o.map(box).orNull
+    case o: AnyRef => o
+  }
+
+  def state(c: Cluster): Obj = {
+    val p = c.bench.partition
+    val controller = obj(
+      "leader" -> p.leader,
+      "leader_epoch" -> p.leaderEpoch,
+      "partition_epoch" -> p.partitionEpoch,
+      "replicas" -> p.replicas.toSeq,
+      "isr" -> p.isr.toSeq.sorted,
+      "elr" -> Option(p.elr).map(_.toSeq.sorted).getOrElse(Seq.empty),
+      "last_known_elr" -> Option(p.lastKnownElr).map(_.toSeq.sorted).getOrElse(Seq.empty),
+      "unfenced" -> (0 until c.brokers.length).filter(c.bench.isUnfenced),
+      "log_end" -> c.log.end,
+    )
+    val brokers = c.brokers.indices.map(i => broker(c, i))
+    obj("controller" -> controller, "brokers" -> brokers, "events" -> c.events.toSeq, "clock" -> c.clock.milliseconds())
+  }
+
+  private def broker(c: Cluster, i: Int): Obj = {
+    val tp = c.bench.topicPartition
+    c.brokers(i) match {
+      case None =>
+        val dir = c.brokerDir(i)
+        obj("id" -> i, "alive" -> false, "log" -> fileLog(new File(dir, s"${tp.topic}-0")),
+          "hw_checkpoint" -> checkpoint(dir), "clean_shutdown" -> new File(dir, ".kafka_cleanshutdown").exists(),
+          "alter_held" -> c.channels(i).pending)
+      case Some(b) =>
+        val part = b.partition(tp)
+        val log = part.flatMap(_.log)
+        val fetch = b.fetcherFor(tp).map { f =>
+          val st = ServerAccess.fetchState(f, tp)
+          val leaderId = f.leader.brokerEndPoint().id
+          obj("leader" -> leaderId,
+            "state" -> st.map(_.state.toString.toLowerCase),
+            "offset" -> st.map(_.fetchOffset),
+            "epoch" -> st.map(_.currentLeaderEpoch),
+            "in_flight" -> b.sends.get(leaderId).exists(_.parked))
+        }
+        obj(
+          "id" -> i,
+          "alive" -> true,
+          "cursor" -> b.cursor,
+          "log" -> log.map(l => batches(l.read(0, Int.MaxValue, org.apache.kafka.server.storage.log.FetchIsolation.LOG_END, true).records.batches().asScala)).getOrElse(Seq.empty),
+          "leo" -> log.map(_.logEndOffset).getOrElse(0L),
+          "hw" -> log.map(_.highWatermark).getOrElse(0L),
+          "hw_checkpoint" -> checkpoint(b.dataDir),
+          "epoch_cache" -> log.map(l => l.leaderEpochCache.epochEntries().asScala.map(e => Seq(e.epoch, e.startOffset)).toSeq).getOrElse(Seq.empty),
+          "partition" -> part.map(partition(_, i)),
+          "fetch" -> fetch,
+          "alter_unsent" -> ServerAccess.unsentAlterPartition(b.alterPartitions),
+          "alter_held" -> c.channels(i).pending,
+          "acked" -> b.acked.toSeq.sorted,
+          "waiting" -> b.waiting.toSeq.sorted,
+          "failed" -> b.failed.toSeq.sortBy(_._1).map { case (k, v) => Seq(k, v) },
+        )
+    }
+  }
+
+  private def partition(p: Partition, self: Int): Obj = {
+    val state = HarnessAccess.state(p)
+    val leader = p.leaderReplicaIdOpt.getOrElse(-1)
+    val remote = if (leader == self) p.remoteReplicas.map { r =>
+      val s = r.stateSnapshot
+      obj("id" -> r.brokerId, "leo" -> s.logEndOffset, "last_caught_up_ms" -> s.lastCaughtUpTimeMs)
+    }.toSeq.sortBy(_.get("id").asInstanceOf[Integer].intValue) else Seq.empty
+    obj(
+      "leader" -> leader,
+      "leader_epoch" -> p.getLeaderEpoch,
+      "partition_epoch" -> p.getPartitionEpoch,
+      "isr" -> state.isr.toSeq.sorted,
+      "maximal_isr" -> state.maximalIsr.toSeq.sorted,
+      "in_flight" -> state.isInflight,
+      "state" -> state.getClass.getSimpleName,
+      "epoch_start" -> HarnessAccess.epochStart(p),
+      "remote" -> remote,
+    )
+  }
+
+  private def batches(bs: Iterable[_ <: RecordBatch]): Seq[Seq[Any]] =
+    bs.toSeq.flatMap { b =>
+      b.asScala.map { r =>
+        val bytes = new Array[Byte](r.valueSize())
+        r.value().get(bytes)
+        Seq(b.partitionLeaderEpoch(), new String(bytes))
+      }
+    }
+
+  private def fileLog(partDir: File): Seq[Seq[Any]] = {
+    val segments = Option(partDir.listFiles()).getOrElse(Array.empty[File]).filter(_.getName.endsWith(".log")).sortBy(_.getName)
+    segments.toSeq.flatMap { f =>
+      val fr = FileRecords.open(f)
+      try batches(fr.batches().asScala) finally fr.close()
+    }
+  }
+
+  /** The partition's entry in replication-offset-checkpoint (0 if none). */
+  private def checkpoint(dir: File): Long = {
+    val f = new File(dir, "replication-offset-checkpoint")
+    if (!f.exists()) 0L
+    else Files.readAllLines(f.toPath).asScala.drop(2).map(_.trim.split(" ")).collectFirst {
+      case Array(topic, "0", offset) if topic == "t" => offset.toLong
+    }.getOrElse(0L)
+  }
+}
