@@ -27,12 +27,14 @@ and the command line).
 
 # First: its import hook decides, for each hot module, compiled or Python source.
 from replcheck import compiled  # noqa: F401
+from replcheck.conformance import ConformReport, conform
 from replcheck.model.errors import InputError, ReplcheckError
 from replcheck.results import CheckResult, ProveResult, ReplayResult, Step, Violation, WalkResult
 from replcheck.run import check, prove, replay, walk
 
 __all__ = [
     "CheckResult",
+    "ConformReport",
     "InputError",
     "ProveResult",
     "ReplayResult",
@@ -41,6 +43,7 @@ __all__ = [
     "Violation",
     "WalkResult",
     "check",
+    "conform",
     "prove",
     "replay",
     "walk",

@@ -115,12 +115,20 @@ class Walker:
         swarm: bool = False,
         symmetry: bool | None = None,
         fingerprint_rate: int = 1,
+        keep_paths: bool = False,
+        check: bool = True,
     ):
         """``symmetry`` (whether fingerprints are of the symmetry-reduced state; the walks
-        are the same either way): None is the model's choice, ``default_symmetry``."""
+        are the same either way): None is the model's choice, ``default_symmetry``.
+        ``keep_paths``: every walk keeps its actions, not only one that found a violation
+        (``replcheck conform --walks`` replays them on Kafka); ``check``: False walks the
+        full depth without checking invariants."""
         self.config = config
         self.model = build_model(config)
-        self.invariants: tuple[Invariant, ...] = select(invariant_ids, registry(config))
+        self.invariants: tuple[Invariant, ...] = (
+            select(invariant_ids, registry(config)) if check else ()
+        )
+        self.keep_paths = keep_paths
         self.kinds: tuple[str, ...] = tuple(self.model.action_kinds())  # counted, in this order
         self._kind_index = {name: i for i, name in enumerate(self.kinds)}
         # Swarm weights are drawn over every action name of the model (see the module doc).
@@ -189,7 +197,7 @@ class Walker:
             end,
             invariant,
             message,
-            path if found is not None else None,
+            path if found is not None or self.keep_paths else None,
             tuple(counts),
             fps,
             self.kinds,

@@ -70,8 +70,10 @@ def _names(ids: list[int]) -> list[str]:
     return [f"r{i}" for i in sorted(ids)]
 
 
-def compare(s: State, kafka: dict[str, Any], epochs: EpochMap) -> list[Difference]:
-    """The differences between model state ``s`` and Kafka's state after the same step."""
+def compare(s: State, kafka: dict[str, Any], epochs: EpochMap, acked: set[int]) -> list[Difference]:
+    """The differences between model state ``s`` and Kafka's state after the same step.
+    ``acked``: the records acknowledged so far, which this step's add to (a producer's
+    acknowledgement stays given when the broker that gave it is gone)."""
     out: list[Difference] = []
     ctrl = kafka["controller"]
     learnt = epochs.learn(s.ctrl_epoch, ctrl["leader_epoch"])
@@ -81,7 +83,6 @@ def compare(s: State, kafka: dict[str, Any], epochs: EpochMap) -> list[Differenc
     _eq(out, "controller.isr", _names(members(s.ctrl_isr)), _names(ctrl["isr"]))
     _eq(out, "controller.elr", _names(members(s.ctrl_elr)), _names(ctrl["elr"]))
     _eq(out, "controller.live", _names(members(s.ctrl_live)), _names(ctrl["unfenced"]))
-    acked: set[int] = set()
     for b in kafka["brokers"]:
         acked.update(b.get("acked", []))
     _eq(out, "acked", sorted(members(s.acked)), sorted(acked))

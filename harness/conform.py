@@ -8,10 +8,11 @@ controller does not make, a timing its clock cannot give; the harness says which
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from replcheck.checker.walk import Walker
 from replcheck.harness import jvm
 from replcheck.harness.build import Harness, HarnessUnavailable, build
 from replcheck.harness.compare import Difference, EpochMap, compare
@@ -134,6 +135,7 @@ def _judge(
     header: dict[str, Any],
 ) -> ConformResult:
     epochs = EpochMap()
+    acked: set[int] = set()
     out: list[Step] = []
     states = [s for _a, s in steps]
     for line in lines:
@@ -151,7 +153,7 @@ def _judge(
         if not line["ok"]:
             step.refused = (line["kind"], line["detail"])
         elif model_step is not None:
-            step.differences = compare(states[model_step], line["state"], epochs)
+            step.differences = compare(states[model_step], line["state"], epochs, acked)
         out.append(step)
         if step.refused or step.differences:
             break
@@ -160,3 +162,36 @@ def _judge(
         raise HarnessUnavailable(f"the harness stopped after {len(out) - 1} of {len(p.ops)} steps")
     verdict = "agrees" if bad is None else ("refused" if bad.refused else "disagrees")
     return ConformResult(config.mode, header.get("kafka", config.mode), verdict, out, p, states)
+
+
+def walk_paths(
+    config: Config, walks: int, seed: int, depth: int, swarm: bool
+) -> list[list[Action]]:
+    """Seeded random walks of the model (``checker.walk``, the same walk ``i`` of seed
+    ``S`` as ``replcheck walk`` draws), each kept whole and walked to its depth without
+    stopping at a violation: Kafka is asked to take every step of it."""
+    walker = Walker(config, depth=depth, swarm=swarm, keep_paths=True, check=False)
+    return [walker.walk(seed, k).path or [] for k in range(walks)]
+
+
+def conform_walks(
+    config: Config,
+    walks: int,
+    seed: int = 0,
+    depth: int = 30,
+    swarm: bool = True,
+    batch: int = 50,
+    on_batch: Callable[[int, int], None] | None = None,
+    harness: Harness | None = None,
+) -> list[ConformResult]:
+    """Differential testing: ``walks`` random walks through the model and through Kafka,
+    ``batch`` walks per JVM."""
+    check_expressible(config)
+    harness = harness or build(config.mode)
+    paths = walk_paths(config, walks, seed, depth, swarm)
+    results: list[ConformResult] = []
+    for start in range(0, len(paths), batch):
+        results += conform_many(config, paths[start : start + batch], harness=harness)
+        if on_batch:
+            on_batch(len(results), len(paths))
+    return results

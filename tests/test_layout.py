@@ -13,6 +13,7 @@ LAYERS = [
     ("invariants", "replcheck.invariants"),
     ("traces", "replcheck.traces"),
     ("checker", "replcheck.checker"),  # the engines and the suites
+    ("harness", "replcheck.harness"),  # model traces run on Kafka's classes
     ("api", "replcheck"),  # the package's top: the Python API
     ("checker/cli", "replcheck.checker.cli"),
 ]
