@@ -1,0 +1,151 @@
+"""replcheck conform: model traces run on Kafka's own classes (replcheck.harness).
+
+The cases that run Kafka need Java and Maven and Maven Central (Kafka's jars are
+fetched on first use, then cached): they carry the ``kafka_jvm`` mark, skip with the
+reason where either is missing, and run in CI as a step of their own
+(``pytest -m kafka_jvm``).  The rest check what is refused before any JVM starts.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+import replcheck
+from replcheck.checker.cli.main import main
+from replcheck.harness.build import HarnessUnavailable, family_of
+from replcheck.model.kafka.replication import KafkaReplication
+from replcheck.model.kafka.state import State
+
+HAVE_JVM = shutil.which("java") is not None and shutil.which("mvn") is not None
+needs_jvm = pytest.mark.skipif(not HAVE_JVM, reason="conform needs java and mvn on PATH")
+RELEASE = "4.1.0"
+
+# check --kafka 4.1.0's shortest loss (F3 on two replicas): the leader replays the record
+# of the shrink it adopted from the AlterPartition response, dropping r1's pending
+# expansion, commits m1 over {r0}, and the controller then accepts the expansion.
+F3_TWO_REPLICAS = [
+    "shrink_isr(leader=r0, follower=r1)",
+    "alter_isr(leader=r0)",
+    "fetch_request(follower=r1, leader=r0)",
+    "write(leader=r0)",
+    "reapply_isr(leader=r0)",
+    "alter_isr(leader=r0)",
+    "elect(leader=r1)",
+    "deliver(replica=r1)",
+]
+
+
+@needs_jvm
+@pytest.mark.kafka_jvm
+def test_f3_on_two_replicas_agrees_step_by_step_on_kafka():
+    report = replcheck.conform(F3_TWO_REPLICAS, kafka=RELEASE, replicas=2)
+    result = report.results[0]
+    assert result.verdict == "agrees", result.summary()
+    # Kafka's own leader commits m1 over its ISR {r0} and acknowledges it ...
+    after_reapply = result.steps[5].kafka
+    assert after_reapply["brokers"][0]["hw"] == 1 and after_reapply["brokers"][0]["acked"] == [1]
+    # ... and r1, which lacks it, leads at the end with an empty log.
+    last = result.steps[-1].kafka
+    assert last["controller"]["leader"] == 1 and last["controller"]["isr"] == [0, 1]
+    assert last["brokers"][1]["partition"]["leader"] == 1 and last["brokers"][1]["log"] == []
+    # The harness moved its clock so that r1 (caught up at its fetch) no longer held the HW.
+    assert any("clock moved" in e for e in after_reapply["events"])
+
+
+@needs_jvm
+@pytest.mark.kafka_jvm
+def test_f2_catalogue_steps_agree_on_kafka():
+    report = replcheck.conform(entry="F2", kafka=RELEASE)
+    result = report.results[0]
+    assert result.verdict == "agrees", result.summary()
+    # r0 applied its demotion and re-election as one delta and kept r1's offset of epoch 1.
+    r0 = result.steps[-4].kafka["brokers"][0]
+    assert r0["hw"] == 1 and [x["leo"] for x in r0["partition"]["remote"] if x["id"] == 1] == [1]
+
+
+@needs_jvm
+@pytest.mark.kafka_jvm
+def test_a_broken_model_rule_is_the_first_step_kafka_disagrees_with(monkeypatch):
+    """reapply_isr keeping the pending change (not Kafka's rule): conform names that step."""
+
+    def keeps_pending(self: KafkaReplication, s: State, i: int) -> State:
+        return s
+
+    monkeypatch.setattr(KafkaReplication, "_do_reapply_isr", keeps_pending)
+    result = replcheck.conform(F3_TWO_REPLICAS, kafka=RELEASE, replicas=2).results[0]
+    assert result.verdict == "disagrees"
+    bad = result.first_bad
+    assert bad is not None and bad.model_step == 5 and bad.action == "reapply_isr(leader=r0)"
+    assert "r0.maximal_isr" in {d.field for d in bad.differences}
+
+
+@needs_jvm
+@pytest.mark.kafka_jvm
+def test_a_shrink_kafka_cannot_time_is_refused_with_the_reason():
+    """Both followers were last caught up when r0 became leader: Kafka's leader finds
+    them out of sync together, never r2 alone (the model, timeless, allows it)."""
+    steps = ["shrink_isr(leader=r0, follower=r2)"]
+    result = replcheck.conform(steps, kafka=RELEASE, replicas=3).results[0]
+    assert result.verdict == "refused"
+    kind, detail = result.first_bad.refused
+    assert kind == "unrealizable_timing" and "without 1" in detail
+
+
+@needs_jvm
+@pytest.mark.kafka_jvm
+def test_the_command_prints_each_step_and_exits_0_when_kafka_agrees(capsys):
+    assert main(["conform", "--id", "F2", "--kafka", RELEASE]) == 0
+    out = capsys.readouterr().out
+    assert "deliver_latest(replica=r0)" in out and out.rstrip().endswith(
+        f"result: agrees (14 steps on Kafka {RELEASE})"
+    )
+
+
+# ----------------------------------------------------------- refused before any JVM
+
+
+def _error(capsys, argv: list[str]) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.startswith("replcheck: error: ")
+    return err
+
+
+def test_a_zookeeper_trace_is_one_line(capsys, tmp_path):
+    trace = tmp_path / "zk.toml"
+    trace.write_text('config = { kafka = "2.8.0" }\nactions = ["write(leader=r0)"]\n')
+    assert "KRaft traces only" in _error(capsys, ["conform", str(trace)])
+
+
+def test_walks_need_kraft(capsys):
+    assert "--kraft" in _error(capsys, ["conform", "--walks", "3", "--kafka", "3.9.1"])
+
+
+def test_one_source_of_steps(capsys):
+    assert "give one of TRACE, --id or --walks" in _error(capsys, ["conform"])
+    assert "give one of" in _error(capsys, ["conform", "--id", "F2", "--walks", "2"])
+
+
+def test_an_entry_needs_a_release_and_exists(capsys):
+    assert "say which release" in _error(capsys, ["conform", "--id", "F2"])
+    assert "no catalogue entry 'F99'" in _error(
+        capsys, ["conform", "--id", "F99", "--kafka", RELEASE]
+    )
+
+
+def test_a_release_before_production_kraft_is_one_line(capsys):
+    assert "no production KRaft controller" in _error(
+        capsys, ["conform", "--id", "F2", "--kafka", "3.2.3"]
+    )
+
+
+def test_a_release_no_harness_family_covers_is_refused():
+    with pytest.raises(HarnessUnavailable, match="the harness covers KRaft releases"):
+        family_of("3.2.3")
+
+
+def test_no_java_is_one_line(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert "needs a Java runtime" in _error(capsys, ["conform", "--id", "F2", "--kafka", RELEASE])
