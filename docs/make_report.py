@@ -35,10 +35,11 @@ REPORT = "hw-vs-leader-epoch.md"
 PICTURE = "hw-vs-leader-epoch.svg"
 TRACES = "traces"
 STANDARD = dict(replicas=2, records=2, epochs=4, crashes=1)
-# The releases from 2.7 on: one column per change that matters at these bounds.  Their
-# ISR changes are requests (AlterIsr), which makes each space about five times larger,
-# so they run at the default bounds (3 epochs) rather than the standard 4.
-LATER_RELEASES = ("2.7.0", "2.8.0", "3.0.0", "3.5.0", "4.1.0")
+# The releases from 2.7 on: one column per change that matters at these bounds, and the
+# newest release.  Their ISR changes are requests (AlterIsr), which makes each space
+# about five times larger, so they run at the default bounds (3 epochs) rather than the
+# standard 4.
+LATER_RELEASES = ("2.7.0", "2.8.0", "3.0.0", "3.5.0", "4.1.0", "4.4.0")
 LATER = dict(replicas=2, records=2, epochs=3, crashes=1)
 
 # (label, the Kafka setting it stands for, model keys, the one invariant it targets)
@@ -237,7 +238,8 @@ def build() -> dict[str, str]:
         "makes each state space about five times larger, so these releases run at the "
         "default bounds (3 epochs, not 4). Each column is the first release of a change "
         "that matters at these bounds (4.0.0 and later use KRaft; 4.1.0 has Eligible "
-        "Leader Replicas on):",
+        "Leader Replicas on), and the last is the newest release, whose changes since 4.1.0 "
+        "need a replaced disk (`--disk-loss`) to matter:",
         "",
         f"| release | what it does that the column before it did not (2.7.0: since "
         f"{MODE_RELEASES[MODES[-1]]}, `{MODES[-1]}`) |",
@@ -249,7 +251,7 @@ def build() -> dict[str, str]:
         later_note.append(f"| {release} | {'; '.join(changes)} |")
         previous = release
     section(
-        "Releases 2.7 to 4.1",
+        "Releases 2.7 to 4.4",
         LATER,
         LATER_RELEASES,
         INVARIANTS,

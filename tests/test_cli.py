@@ -195,7 +195,7 @@ def test_max_states_is_reported_and_is_not_a_pass(capsys):
         ),
         (
             ["check", "--kafka", "2.8.0", "--ibp", "2.8-IV7"],
-            "ibp: '2.8-IV7' is not a Kafka version (known: 0.8.0 to 4.1-IV1)",
+            "ibp: '2.8-IV7' is not a Kafka version (known: 0.8.0 to 4.4-IV2)",
         ),
         (
             ["check", "--kafka", "4.1.0", "--metadata-version", "3.2"],

@@ -67,6 +67,7 @@ def state(r0, r1, leader=0, epoch=1, isr=0b11, committed=(), acked=0, hides_stal
         ctrl_history=((0, 0b11),) * epoch,
         alter_requests=(),
         hides_stale_hw=hides_stale_hw,
+        last_known_on_leaderless=0,
         replicas=(r0, r1),
     )
 

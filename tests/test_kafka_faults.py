@@ -419,7 +419,7 @@ def test_a_bad_version_in_compare_names_its_column(capsys):
     err = capsys.readouterr().err.strip()
     assert err == (
         "replcheck: error: --kafka 2.8.0@2.9: ibp: '2.9' is not a Kafka version "
-        "(known: 0.8.0 to 4.1-IV1)"
+        "(known: 0.8.0 to 4.4-IV2)"
     )
 
 

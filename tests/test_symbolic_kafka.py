@@ -199,6 +199,10 @@ CONFIGS: list[dict] = [
     # in 4.0 the last known leader is elected before (KAFKA-19522).
     dict(mode="3.9.1", kraft=True, disk_loss=True, crashes=2, unclean_election=True),
     dict(mode="4.0.0", elr=True, disk_loss=True, crashes=2, clean_shutdown=True),
+    # 4.1.1: the last known leader recorded when the partition loses its leader; 4.3.0:
+    # the directory report keeps the ELR (issue 45).
+    dict(mode="4.1.1", disk_loss=True, crashes=3, epochs=4, records=1),
+    dict(mode="4.3.0", clean_shutdown=True, disk_loss=True, min_insync_replicas=2, crashes=2),
 ]
 
 
@@ -355,6 +359,7 @@ def test_a_changed_rule_fails_the_differential_test(monkeypatch):
 
 
 def _directory_runs() -> list:
+    from tests.test_kafka_4x import LEADERLESS_BOUNDS, LEADERLESS_FIRST
     from tests.test_kafka_faults import (
         DIR_BOUNDS,
         DIR_PREFIX,
@@ -378,6 +383,9 @@ def _directory_runs() -> list:
         pytest.param(dict(kafka="3.9.1", kraft=True, **shutdowns), f4, id="3.9.1-kraft"),
         pytest.param(dict(kafka="4.0.0", **LAST_LEADER_BOUNDS), back, id="KAFKA-19522-4.0.0"),
         pytest.param(dict(kafka="4.1.0", **LAST_LEADER_BOUNDS), back, id="KAFKA-19522-4.1.0"),
+        pytest.param(dict(kafka="4.3.0", **shutdowns), f4, id="F4-fixed-4.3.0"),
+        pytest.param(dict(kafka="4.1.0", **LEADERLESS_BOUNDS), LEADERLESS_FIRST, id="lke-4.1.0"),
+        pytest.param(dict(kafka="4.1.1", **LEADERLESS_BOUNDS), LEADERLESS_FIRST, id="lke-4.1.1"),
     ]
 
 

@@ -22,12 +22,14 @@ from replcheck.model.kafka.state import (
     DIVERGING,
     FETCH_RESPONSE,
     MUST_TRUNCATE,
+    NO_LEADER,
     NOT_TRUNCATED,
     OUT_OF_RANGE,
     TRUNCATE_PENDING,
     TRUNCATED,
     State,
     last_known_elr,
+    last_known_names_nobody,
     members,
     record_epoch,
     record_id,
@@ -132,7 +134,9 @@ def state_to_itf(s: State) -> dict[str, Any]:
             "live": _set(members(s.ctrl_live)),
             "isr_written": bool(s.ctrl_isr_written),
             "elr": _set(members(s.ctrl_elr)),
-            "last_known_elr": _set(members(last_known_elr(s))),
+            "last_known_elr": _set(
+                [NO_LEADER] if last_known_names_nobody(s) else members(last_known_elr(s))
+            ),
             "alter_requests": [
                 {
                     "sender": big(sender),

@@ -16,6 +16,7 @@ from replcheck.model.kafka.state import (
     Replica,
     State,
     last_known_elr,
+    last_known_names_nobody,
     members,
     record_name,
 )
@@ -139,9 +140,16 @@ def controller_cell(s: State) -> str:
     cell = f"{_who(s.ctrl_leader)} e{s.ctrl_epoch} isr{replica_set(s.ctrl_isr)}"
     if s.ctrl_elr:
         cell += f" elr{replica_set(s.ctrl_elr)}"
-    if last_known_elr(s):
-        cell += f" lastKnownElr{replica_set(last_known_elr(s))}"
+    known = last_known_text(s)
+    if known != "{}":
+        cell += f" lastKnownElr{known}"
     return cell
+
+
+def last_known_text(s: State) -> str:
+    """lastKnownElr as Kafka holds it: ``{r0}``, ``{}``, or ``[-1]`` where 4.0.0 to 4.1.0
+    recorded a leader the partition no longer had (state.last_known_names_nobody)."""
+    return "[-1]" if last_known_names_nobody(s) else replica_set(last_known_elr(s))
 
 
 def disk_replaced(prev: Replica, r: Replica) -> bool:
@@ -182,11 +190,8 @@ def state_changes(prev: State, s: State) -> list[str]:
         out.append(f"controller sees live {before}->{after}")
     if prev.ctrl_elr != s.ctrl_elr:
         out.append(f"controller ELR {replica_set(prev.ctrl_elr)}->{replica_set(s.ctrl_elr)}")
-    if last_known_elr(prev) != last_known_elr(s):
-        out.append(
-            f"controller lastKnownElr {replica_set(last_known_elr(prev))}->"
-            f"{replica_set(last_known_elr(s))}"
-        )
+    if last_known_text(prev) != last_known_text(s):
+        out.append(f"controller lastKnownElr {last_known_text(prev)}->{last_known_text(s)}")
     for request in s.alter_requests:
         if request not in prev.alter_requests:
             sender, epoch, _ok, isr, _restarted = request

@@ -65,7 +65,7 @@ def _epoch_truncation(model: KafkaSymbolic) -> bool:
 
 
 def _replay_drops_growth(model: KafkaSymbolic) -> bool:
-    """KRaft (3.3.0 to 4.1.0, KAFKA-13790): a leader that replays the metadata record of
+    """KRaft (3.3.0 to 4.4.0, KAFKA-13790): a leader that replays the metadata record of
     a change it adopted from the AlterPartition response drops the change it proposed
     since (ControllerRules._do_reapply_isr), which the controller may still accept.  A
     member the leader stopped counting then joins the controller's ISR without the

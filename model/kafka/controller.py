@@ -20,7 +20,7 @@ from replcheck.model.kafka.state import (
     ALTER_VERSION_OK,
     NO_LEADER,
     State,
-    last_known_leader,
+    last_known_elr,
 )
 
 
@@ -123,7 +123,7 @@ class ControllerRules:
         if new_leader == s.ctrl_leader and self.shrink_keeps_epoch:
             return self._isr_change(s, isr).replace(ctrl_live=live)
         # An unclean election (from outside the ISR and the ELR) empties the ELR
-        # (PartitionChangeBuilder.maybeUpdateRecordElr, 4.0/4.1).
+        # (PartitionChangeBuilder.maybeUpdateRecordElr, 4.0 to 4.4).
         eligible = s.ctrl_isr | s.ctrl_elr
         unclean = new_leader != NO_LEADER and not eligible >> new_leader & 1
         s = self._new_epoch(s, new_leader, isr).replace(ctrl_live=live)
@@ -148,7 +148,7 @@ class ControllerRules:
         take from an AlterPartition response: a fenced follower's removal (3.6+), or a
         change it proposed and stopped waiting for (``reapply_isr``, 3.3+)
         (``ReplicaManager.applyLocalLeadersDelta`` -> ``Partition.makeLeader`` with
-        ``isNewLeaderEpoch`` false, 3.3-4.1).  ``updateAssignmentAndIsr`` replaces the
+        ``isNewLeaderEpoch`` false, 3.3-4.4).  ``updateAssignmentAndIsr`` replaces the
         ISR state, so a pending AlterPartition is forgotten (the controller will refuse
         it: a stale partition epoch); no epoch-cache entry, the followers' offsets are
         kept, then ``maybeIncrementLeaderHW``.  Followers keep fetching: the leader and
@@ -190,7 +190,7 @@ class ControllerRules:
         if s.ctrl_elr >> i & 1 and not clean:
             # A broker back from a crash registers without the clean-shutdown file's
             # broker epoch and leaves the ELR (ClusterControlManager.registerBroker ->
-            # ReplicationControlManager.handleBrokerUncleanShutdown, 4.0/4.1 with ELR);
+            # ReplicationControlManager.handleBrokerUncleanShutdown, 4.0-4.4 with ELR);
             # lastKnownElr stays as it is.  After a clean shutdown it stays in the ELR.
             s = s.replace(ctrl_elr=s.ctrl_elr & ~(1 << i))
             if s.ctrl_leader != NO_LEADER:
@@ -224,7 +224,7 @@ class ControllerRules:
         """The controller takes broker ``i`` for gone while its process runs (``--fencing``).
 
         KRaft: missed heartbeats (``ReplicationControlManager.maybeFenceOneStaleBroker``
-        -> ``handleBrokerFenced``, 3.3-4.1) run the same partition changes as a crash
+        -> ``handleBrokerFenced``, 3.3-4.4) run the same partition changes as a crash
         (``generateLeaderAndIsrUpdates`` with the broker to remove): :meth:`_do_notice_crash`.
         The broker epoch is kept (``BrokerRegistrationChangeRecord`` FENCE), and the broker
         itself ignores the fence (``BrokerLifecycleManager``: a running broker does not act
@@ -297,7 +297,10 @@ class ControllerRules:
         # unclean.leader.election.enable, and before any unclean election
         # (PartitionChangeBuilder.electAnyLeader -> canElectLastKnownLeader, 4.1; 4.0 also
         # elects a fenced one, KAFKA-19522, not modelled, and one whose directory is not
-        # online: Behaviour.last_known_leader_acceptable).
+        # online: Behaviour.last_known_leader_acceptable).  Where 4.0.0 - 4.1.0 recorded
+        # lastKnownElr [-1] (state.last_known_names_nobody) nobody is recovered; 4.0 then
+        # also skips the unclean election below (electAnyLeader returns "-1, unclean"
+        # before trying it), which is not modelled either.
         # Any broker's registration runs the election (handleBrokerUnfenced over the
         # leaderless partitions; an ELR member's unclean one empties the ELR first), so
         # a last known leader that registered while the ELR was not empty is elected now.
@@ -320,7 +323,9 @@ class ControllerRules:
             and s.ctrl_epoch < self.config.epochs
         ):
             return NO_LEADER
-        known = last_known_leader(s)
+        # lastKnownElr: the last leader, or nobody where 4.0.0 - 4.1.0 recorded [-1]
+        # (PartitionChangeBuilder.maybeUpdateLastKnownLeader; state.last_known_elr).
+        known = last_known_elr(s).bit_length() - 1
         if known == NO_LEADER or not live >> known & 1:
             return NO_LEADER
         if self.behaviour.last_known_leader_acceptable and s.replicas[known].dir_unreported:
@@ -339,9 +344,12 @@ class ControllerRules:
         change; PartitionRegistration.merge), so the leader's cached one and its queued
         AlterPartition are stale, and it applies the record in its leader epoch.  The
         change's PartitionChangeBuilder is built without setEligibleLeaderReplicasEnabled,
-        so maybeUpdateRecordElr writes the ELR as empty (3.7 to 4.2.x: it matters from
-        4.0, where ELR exists; fixed in 4.3.0 by apache/kafka#20716, commit 04a77120c9,
-        outside the range modelled).  Its election (``build`` -> ``tryElection``) tests
+        so maybeUpdateRecordElr writes the ELR as empty (3.7 to 4.2.2: it matters from
+        4.0, where ELR exists; finding F4).  From 4.3.0 (apache/kafka#20716, commit
+        04a77120c9; Behaviour.dir_report_keeps_elr) the builder takes the ELR flag in its
+        constructor and the record keeps the ELR: maybePopulateTargetElr recomputes it
+        from an unchanged ISR, which gives the same set.  Its election (``build`` ->
+        ``tryElection``) tests
         candidates with a LeaderAcceptor on the registration of before, which names the old
         directory: it never elects the reporting broker, and a 4.0 leader elected as the
         last known leader before its report (KAFKA-19522) fails it and is removed, a new
@@ -357,8 +365,10 @@ class ControllerRules:
         unfence order, which reaches the same states."""
         s = s.with_replica(i, s.replicas[i].replace(dir_unreported=0))
         if s.ctrl_leader == i:  # 4.0 only: the report's own election removes it
-            return self._new_epoch(s, NO_LEADER, s.ctrl_isr).replace(ctrl_elr=0)
-        return self._isr_change(s, s.ctrl_isr).replace(ctrl_elr=0)
+            s = self._new_epoch(s, NO_LEADER, s.ctrl_isr)
+        else:
+            s = self._isr_change(s, s.ctrl_isr)
+        return s if self.behaviour.dir_report_keeps_elr else s.replace(ctrl_elr=0)
 
     # ----------------------------------------------- AlterIsr / AlterPartition
 
@@ -427,7 +437,7 @@ class ControllerRules:
 
         ``TopicDelta.localChanges`` hands the leader every partition whose partition
         epoch changed, and ``Partition.makeLeader`` skips only a strictly older one
-        (3.3.0 to 4.1.0), so at an equal epoch ``updateAssignmentAndIsr`` commits the
+        (3.3.0 to 4.4.0), so at an equal epoch ``updateAssignmentAndIsr`` commits the
         record's ISR (the one the leader adopted) and drops the change it proposed
         since; then ``maybeIncrementLeaderHW``.  Its AlterPartition stays queued, and if
         the controller accepts it, the leader ignores the response.  The model replays
@@ -442,7 +452,7 @@ class ControllerRules:
         With ELR, the periodic preferred-leader balancer also runs the last known leader's
         recovery for a leaderless partition whose ISR and ELR are empty
         (ReplicationControlManager.maybeBalancePartitionLeaders -> electPreferredLeader ->
-        canElectLastKnownLeader, 4.0/4.1): ``c`` is then outside the ISR, which becomes it
+        canElectLastKnownLeader, 4.0-4.4): ``c`` is then outside the ISR, which becomes it
         (as at a registration, :meth:`_elect_on_return`)."""
         if not s.ctrl_isr >> c & 1:
             return self._new_epoch(s, c, 1 << c).replace(ctrl_elr=0)
@@ -519,7 +529,7 @@ class ControllerRules:
         only "when the leader is available", 0.10.2 to 3.9).  KRaft: every record does;
         a broker applies a leaderless partition by becoming a follower of nobody
         (ReplicaManager.applyLocalFollowersDelta calls makeFollower "so that a replica
-        with no leader can step down", 3.3.0 to 4.1.0): its fetcher stops, and a leader
+        with no leader can step down", 3.3.0 to 4.4.0): its fetcher stops, and a leader
         steps down.  Any named leader was alive when the controller sent the request (it
         elects only live brokers), and that is the liveness the broker judges it by."""
         return self.config.kraft or s.ctrl_history[epoch - 1][0] != NO_LEADER

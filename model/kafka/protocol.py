@@ -6,7 +6,10 @@ table take effect only from a version on (``Change.needs`` in releases.py): a ne
 binary at an old version behaves, there, like the older release.  The two settings
 share one order (Kafka's MetadataVersion continues ApiVersion's list), so one list
 holds both.  Sources: ``core/src/main/scala/kafka/api/ApiVersion.scala`` (to 3.2) and
-``server-common/.../MetadataVersion.java`` (from 3.3) at each release's tag.
+``server-common/.../MetadataVersion.java`` (from 3.3) at each release's tag; for 4.0.1
+to 4.4.0, ``MetadataVersion.VERSIONS`` and ``LATEST_PRODUCTION`` as each release's
+``kafka-server-common`` jar from Maven Central answers them (4.4.0: 4.4-IV2, where the
+4.4 branch's source of 2026-08-21 still said 4.3-IV0).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ VERSIONS: tuple[str, ...] = (
     "3.5-IV0", "3.5-IV1", "3.5-IV2", "3.6-IV0", "3.6-IV1", "3.6-IV2",
     "3.7-IV0", "3.7-IV1", "3.7-IV2", "3.7-IV3", "3.7-IV4", "3.8-IV0", "3.9-IV0",
     "4.0-IV0", "4.0-IV1", "4.0-IV2", "4.0-IV3", "4.1-IV0", "4.1-IV1",
+    "4.2-IV0", "4.2-IV1", "4.3-IV0", "4.4-IV0", "4.4-IV1", "4.4-IV2",
 )  # fmt: skip
 _INDEX = {name: i for i, name in enumerate(VERSIONS)}
 
@@ -39,7 +43,7 @@ NEWEST: dict[str, str] = {
     "2.5": "2.5-IV0", "2.6": "2.6-IV0", "2.7": "2.7-IV2", "2.8": "2.8-IV1",
     "3.0": "3.0-IV1", "3.1": "3.1-IV0", "3.2": "3.2-IV0", "3.3": "3.3-IV3", "3.4": "3.4-IV0",
     "3.5": "3.5-IV2", "3.6": "3.6-IV2", "3.7": "3.7-IV4", "3.8": "3.8-IV0", "3.9": "3.9-IV0",
-    "4.0": "4.0-IV3", "4.1": "4.1-IV1",
+    "4.0": "4.0-IV3", "4.1": "4.1-IV1", "4.2": "4.2-IV1", "4.3": "4.3-IV0", "4.4": "4.4-IV2",
 }  # fmt: skip
 OLDEST_IBP = "0.8.0"  # ZooKeeper mode accepts every older IBP (a rolling upgrade from 0.8)
 OLDEST_METADATA_VERSION = "3.3-IV3"  # MetadataVersion.MINIMUM_VERSION (4.0); KRaft 3.3+'s

@@ -83,7 +83,18 @@ RELEASES: tuple[str, ...] = (
     "3.9.0",
     "3.9.1",
     "4.0.0",
+    "4.0.1",
+    "4.0.2",
     "4.1.0",
+    "4.1.1",
+    "4.1.2",
+    "4.2.0",
+    "4.2.1",
+    "4.2.2",
+    "4.3.0",
+    "4.3.1",
+    "4.3.2",
+    "4.4.0",
 )
 COVERED = f"{RELEASES[0]} to {RELEASES[-1]}"
 
@@ -140,6 +151,8 @@ class Behaviour:
     hw_needs_min_isr: bool
     dir_assignment: bool
     last_known_leader_acceptable: bool
+    last_known_leader_on_leaderless: bool
+    dir_report_keeps_elr: bool
 
     @property
     def rules(self) -> tuple:
@@ -541,6 +554,42 @@ TABLE: tuple[Row, ...] = (
                 True,
                 "KAFKA-19522 (commit e4e2dce2eb): PartitionChangeBuilder.canElectLastKnownLeader "
                 "returns false where isAcceptableLeader fails (4.0 logs it and elects anyway)",
+            ),
+        ),
+    ),
+    Row(
+        "last_known_leader_on_leaderless",
+        "KRaft with ELR: lastKnownElr records the leader when a partition change leaves the "
+        "partition leaderless (before: when it empties the ISR, so a partition that lost its "
+        "leader with members left in the ISR records [-1], no broker, once they leave too, "
+        "and its last leader is never recovered)",
+        False,
+        (
+            (
+                "4.1.1",
+                True,
+                "apache/kafka#20655 (backport of #20629, commit 4369d8e07e; no JIRA): "
+                "PartitionChangeBuilder.maybeUpdateLastKnownLeader sets [partition.leader] when "
+                "record.leader() is NO_LEADER and lastKnownElr is empty, and clears it only when "
+                "record.leader() >= 0 (4.0.0 to 4.1.0: set when record.isr() is empty, to "
+                "partition.leader even where that is already NO_LEADER)",
+            ),
+        ),
+    ),
+    Row(
+        "dir_report_keeps_elr",
+        "KRaft with ELR: the partition change of a broker's directory report "
+        "(AssignReplicasToDirs) keeps the ELR (before, it writes it empty: finding F4)",
+        False,
+        (
+            (
+                "4.3.0",
+                True,
+                "apache/kafka#20716 (commit 04a77120c9; no JIRA): PartitionChangeBuilder takes "
+                "eligibleLeaderReplicasEnabled in its constructor, and "
+                "ReplicationControlManager.handleAssignReplicasToDirs passes "
+                "featureControl.isElrFeatureEnabled(); before, its builder alone never called "
+                "setEligibleLeaderReplicasEnabled, so maybeUpdateRecordElr wrote targetElr = []",
             ),
         ),
     ),

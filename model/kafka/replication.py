@@ -199,6 +199,7 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
     def init_states(self) -> list[State]:
         """Epoch 1, leader r0, every replica in the ISR and told so; empty logs."""
         n = self.n
+        cfg_elr = self.config.elr
         replicas = []
         for i in self.ids:
             leader = i == 0
@@ -241,6 +242,9 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                 ctrl_history=((0, self.all_mask),),
                 alter_requests=(),
                 hides_stale_hw=int(self.behaviour.hides_stale_hw),
+                last_known_on_leaderless=int(
+                    cfg_elr and self.behaviour.last_known_leader_on_leaderless
+                ),
                 replicas=tuple(replicas),
             )
         ]

@@ -101,7 +101,7 @@ class Replica(NamedTuple):
     # As leader, in KRaft: 1 while the partition epoch it caches came from an
     # AlterPartition response and the metadata record of that change is still to be
     # replayed.  Partition.makeLeader skips only a strictly older partition epoch
-    # (3.3.0 to 4.1.0; KAFKA-13790), so the replay re-applies the record's ISR and drops
+    # (3.3.0 to 4.4.0; KAFKA-13790), so the replay re-applies the record's ISR and drops
     # whatever change the leader proposed since (``reapply_isr``).
     record_owed: int
     # As leader, from 3.0 (KAFKA-12686): 1 from its AlterIsr / AlterPartition proposal
@@ -167,6 +167,11 @@ class State(NamedTuple):
     # answers OFFSET_NOT_AVAILABLE while a leader's HW is below its epoch's start
     # offset instead of exposing that stale HW (KIP-207, Behaviour.hides_stale_hw).
     hides_stale_hw: int
+    # Constant for the run, read by :func:`last_known_elr`: 1 where the controller records
+    # the last leader in lastKnownElr when a change leaves the partition leaderless (ELR
+    # on, 4.1.1 and later: Behaviour.last_known_leader_on_leaderless); 0 where it records
+    # it when a change empties the ISR (4.0.0 to 4.1.0), or keeps nothing (no ELR).
+    last_known_on_leaderless: int
     replicas: tuple[Replica, ...]
 
     def replace(self, **changes: object) -> State:
@@ -213,19 +218,43 @@ def last_known_leader(s: State) -> int:
 
 
 def last_known_elr(s: State) -> int:
-    """PartitionRegistration.lastKnownElr (KIP-966), as a bitmask.
+    """PartitionRegistration.lastKnownElr (KIP-966), as a bitmask of the brokers it names.
 
     In production Kafka keeps only the last leader there
-    (PartitionChangeBuilder.useLastKnownLeaderInBalancedRecovery, true outside tests):
-    it is set to the leader when the ISR first becomes empty, and cleared when a leader
-    is elected (maybeUpdateLastKnownLeader, 4.0/4.1).  The ISR becomes empty only with
-    ELR and becomes non-empty only through an election, so the field is a function of
-    the state: the last leader while the ISR is empty, else nothing.
+    (PartitionChangeBuilder.useLastKnownLeaderInBalancedRecovery, true outside tests), and
+    only with ELR; maybeUpdateLastKnownLeader clears it when a leader is elected and sets
+    it to ``partition.leader``, the leader before the change:
+
+    - 4.1.1 and later (apache/kafka#20655): when the change leaves the partition
+      leaderless, so from then until an election it names the last leader, whatever
+      the ISR holds;
+    - 4.0.0 to 4.1.0: when the change empties the ISR.  Where the partition had already
+      lost its leader with members left in its ISR (say none of them could lead: a
+      directory not online), ``partition.leader`` is -1 by the time they leave, and the
+      field is ``[-1]``, which names no broker: this function gives 0 then
+      (:func:`last_known_names_nobody`), and the controller recovers nobody.
+
+    The ISR becomes empty only with ELR and non-empty only through an election, and a
+    leaderless epoch always follows a led one (``ctrl_history``), so the field is a
+    function of the state.
     """
-    if s.ctrl_isr:
+    if s.last_known_on_leaderless:
+        if s.ctrl_leader != NO_LEADER:
+            return 0
+    elif s.ctrl_isr or last_known_names_nobody(s):
         return 0
     leader = last_known_leader(s)
     return 0 if leader == NO_LEADER else 1 << leader
+
+
+def last_known_names_nobody(s: State) -> bool:
+    """4.0.0 to 4.1.0 with ELR: lastKnownElr is ``[-1]``, because the ISR emptied after
+    the partition had lost its leader (the current leader epoch began leaderless with
+    members in the ISR, and no election has happened since).  See :func:`last_known_elr`."""
+    if s.last_known_on_leaderless or s.ctrl_isr or s.ctrl_leader != NO_LEADER:
+        return False
+    leader, isr = s.ctrl_history[-1]
+    return leader == NO_LEADER and isr != 0
 
 
 def true_leader(state: State) -> int:

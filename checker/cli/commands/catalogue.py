@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         NAME,
         help="reproduce each catalogued Kafka bug in the releases it affected, not after",
         description="Run every entry of the bug catalogue (Kafka's replication bugs and "
-        "trade-offs, 0.10.2 to 4.1, and the design rules that keep it safe): each affected "
+        "trade-offs, 0.10.2 to 4.4, and the design rules that keep it safe): each affected "
         "release must violate the entry's invariant at its bounds, and the fixed release must "
         "not (BFS at the same bounds, or the affected counterexample replayed where another "
         "bug still breaks the invariant there); a rule, broken on purpose, must be violated "

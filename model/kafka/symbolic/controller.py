@@ -207,6 +207,8 @@ class SymController(SymBroker):
             self.config.elr, z3.Not(self.some(s.ctrl_isr)), z3.Not(self.some(s.ctrl_elr))
         )
         candidate = z3.And(offline, empty, self._last_known_leader(s) == j, live[j])
+        if not self.behaviour.last_known_leader_on_leaderless:  # 4.0.0 - 4.1.0
+            candidate = z3.And(candidate, z3.Not(self._last_known_names_nobody(s)))
         if self.behaviour.last_known_leader_acceptable:  # KAFKA-19522 (4.1.0)
             return self._may_lead(s, j, candidate)
         return candidate
@@ -224,6 +226,8 @@ class SymController(SymBroker):
         removed = self._new_epoch(s, self.num(NO_LEADER), s.ctrl_isr)
         written = self._isr_change(s, s.ctrl_isr)
         out = self.ite(s.ctrl_leader == i, removed, written)
+        if self.behaviour.dir_report_keeps_elr:  # apache/kafka#20716 (4.3.0)
+            return out
         return out.replace(ctrl_elr=self.none())
 
     # ----------------------------------------------- AlterIsr / AlterPartition
@@ -393,6 +397,16 @@ class SymController(SymBroker):
                 r.epoch < s.ctrl_epoch,
                 z3.And(r.leader == NO_LEADER, s.ctrl_leader != NO_LEADER),
             ),
+        )
+
+    def _last_known_names_nobody(self, s: SymState) -> Bool:
+        """Mirrors state.last_known_names_nobody where the ISR is empty and no leader:
+        the current leader epoch began leaderless with members in the ISR."""
+        return z3.Or(
+            *[
+                z3.And(s.ctrl_epoch == e + 1, leader == NO_LEADER, self.some(s.hist_isr[e]))
+                for e, leader in enumerate(s.hist_leader)
+            ]
         )
 
     def _last_known_leader(self, s: SymState) -> Num:

@@ -180,6 +180,7 @@ class SymState:
     alt_isr: tuple  # tuples of Bools
     alt_restarted: tuple  # tuples of Bools
     hides_stale_hw: Bool
+    last_known_on_leaderless: Bool
     replicas: tuple  # SymReplica
 
     def replace(self, **changes: object) -> SymState:
@@ -380,6 +381,7 @@ class Layout:
             alt_isr=tuple(bools(f"alt_isr.{q}", n) for q in range(Q)),
             alt_restarted=tuple(bools(f"alt_restarted.{q}", n) for q in range(Q)),
             hides_stale_hw=boolean("hides_stale_hw"),
+            last_known_on_leaderless=boolean("last_known_on_leaderless"),
             replicas=tuple(replicas),
         )
 
@@ -445,6 +447,7 @@ class Layout:
         for req in padded:
             replica_mask(req[4], "alter_requests")
         put(bool(s.hides_stale_hw))
+        put(bool(s.last_known_on_leaderless))
         cfg = self.config
         optional_flags = (
             ("record_owed", cfg.kraft, "KRaft only"),
@@ -524,7 +527,7 @@ class Layout:
         requests = tuple(
             (senders[q], epochs[q], int(oks[q]), alt_isrs[q], restarted[q]) for q in range(alt_len)
         )
-        (hides,) = take(1)
+        (hides, on_leaderless) = take(2)
         replicas = []
         for _i in range(n):
             alive, epoch, log_len = take(3)
@@ -587,6 +590,7 @@ class Layout:
             ctrl_history=history,
             alter_requests=requests,
             hides_stale_hw=int(hides),
+            last_known_on_leaderless=int(on_leaderless),
             replicas=tuple(replicas),
         )
 
@@ -657,6 +661,8 @@ class Layout:
             )
             facts.append(z3.If(used, ranges, z3.And(*unused)))
         facts.append(s.hides_stale_hw == a.boolean(self.behaviour.hides_stale_hw))
+        on_leaderless = cfg.elr and self.behaviour.last_known_leader_on_leaderless
+        facts.append(s.last_known_on_leaderless == a.boolean(on_leaderless))
         for r in s.replicas:
             if not cfg.kraft:  # only a KRaft leader owes a metadata record's replay
                 facts.append(z3.Not(r.record_owed))
