@@ -28,7 +28,19 @@ class HarnessUnavailable(InputError):
 # The API families: the source folder (jvm/src/<family>/) with the code that differs
 # between releases, and the first and last release of each.  A release outside them is
 # not covered (yet): conform says so in one line.
-FAMILIES: tuple[tuple[str, str, str], ...] = (("k40", "4.0.0", "4.1.2"),)
+FAMILIES: tuple[tuple[str, str, str], ...] = (
+    ("k33", "3.3.0", "3.3.2"),
+    ("k34", "3.4.0", "3.4.1"),
+    ("k35", "3.5.0", "3.5.2"),
+    ("k36", "3.6.0", "3.6.2"),
+    ("k37", "3.7.0", "3.7.2"),
+    ("k38", "3.8.0", "3.8.1"),
+    ("k39", "3.9.0", "3.9.1"),
+    ("k40", "4.0.0", "4.1.2"),
+    ("k42", "4.2.0", "4.2.2"),
+    ("k43", "4.3.0", "4.3.2"),
+    ("k44", "4.4.0", "4.4.0"),
+)
 
 
 def _version(release: str) -> tuple[int, ...]:

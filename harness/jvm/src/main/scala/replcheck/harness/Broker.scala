@@ -2,34 +2,22 @@ package replcheck.harness
 
 import java.io.File
 import java.nio.file.Files
-import java.util.{Collections, LinkedHashMap, Optional, Properties}
-import java.util.concurrent.atomic.AtomicBoolean
+import java.util.{LinkedHashMap, Properties}
 
 import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 
 import kafka.cluster.Partition
-import kafka.log.LogManager
-import kafka.server._
-import kafka.server.metadata.KRaftMetadataCache
-import org.apache.kafka.clients.FetchSessionHandler
+import kafka.server.{KafkaConfig, ReplicaFetcherThread, ReplicaManager, ServerAccess}
 import org.apache.kafka.common.{TopicIdPartition, TopicPartition, Uuid}
-import org.apache.kafka.common.compress.Compression
 import org.apache.kafka.common.message.FetchResponseData
 import org.apache.kafka.common.metrics.Metrics
 import org.apache.kafka.common.protocol.Errors
-import org.apache.kafka.common.record.{FileRecords, MemoryRecords, Records, SimpleRecord}
-import org.apache.kafka.common.requests.{AbstractRequest, AbstractResponse, FetchMetadata, FetchRequest, FetchResponse}
-import org.apache.kafka.common.requests.ProduceResponse.PartitionResponse
-import org.apache.kafka.common.utils.{LogContext, Time}
+import org.apache.kafka.common.requests.{AbstractRequest, AbstractResponse, FetchRequest, FetchResponse}
 import org.apache.kafka.image.MetadataImage
-import org.apache.kafka.metadata.properties.{MetaProperties, MetaPropertiesEnsemble, MetaPropertiesVersion, PropertiesUtils}
-import org.apache.kafka.server.common.{KRaftVersion, MetadataVersion}
-import org.apache.kafka.server.network.BrokerEndPoint
-import org.apache.kafka.server.purgatory.DelayedOperationPurgatory
-import org.apache.kafka.server.storage.log.{FetchIsolation, FetchParams, FetchPartitionData}
-import org.apache.kafka.storage.internals.log.{AppendOrigin, LogDirFailureChannel}
-import org.apache.kafka.storage.log.metrics.BrokerTopicStats
+import org.apache.kafka.server.common.MetadataVersion
+
+import replcheck.harness.Compat._
 
 /** What a run is: the model's configuration, in Kafka's terms. */
 final case class Settings(
@@ -49,7 +37,7 @@ final class Broker(
   val dataDir: File,
   val dirId: Uuid,
   clock: StepClock,
-  scheduler: StepScheduler,
+  scheduler: Scheduler,
   settings: Settings,
   brokerEpoch: () => Long,
   val channel: HeldChannel,
@@ -57,59 +45,22 @@ final class Broker(
 ) {
   val config: KafkaConfig = KafkaConfig.fromProps(Broker.props(id, dataDir, settings), false)
   val metrics = new Metrics(clock)
-  val metadataCache = new KRaftMetadataCache(id, () => KRaftVersion.KRAFT_VERSION_1)
-  private val topicStats = new BrokerTopicStats()
+  val metadataCache: MetadataCache = Compat.metadataCache(id)
+  private val topicStats = Compat.brokerTopicStats()
   private val dirFailures = new LogDirFailureChannel(1)
-  val logManager: LogManager = LogManager(config, Seq.empty, metadataCache, scheduler, clock, topicStats, dirFailures)
-  private val quotas = QuotaFactory.instantiate(config, metrics, clock, s"broker-$id-", "broker")
-  val alterPartitions = new DefaultAlterPartitionManager(channel, scheduler, clock, id, brokerEpoch)
-  private val timer = new HeldTimer
-  private def purgatory[T <: org.apache.kafka.server.purgatory.DelayedOperation](name: String) =
-    new DelayedOperationPurgatory[T](name, timer, id, 1000, false, true)
+  val logManager: LogManager = Compat.logManager(config, metadataCache, scheduler, clock, topicStats, dirFailures)
+  private val quotas = Compat.quotas(config, metrics, clock, s"broker-$id-")
+  val alterPartitions: AlterPartitionManager = Compat.alterPartitionManager(channel, scheduler, clock, id, brokerEpoch, metadataCache)
 
   /** Each follower fetcher's cut network, by the leader it fetches from. */
   val sends = mutable.Map.empty[Int, SteppedSend]
 
-  val replicaManager: ReplicaManager = new ReplicaManager(
-    config = config,
-    metrics = metrics,
-    time = clock,
-    scheduler = scheduler,
-    logManager = logManager,
-    quotaManagers = quotas,
-    metadataCache = metadataCache,
-    logDirFailureChannel = dirFailures,
-    alterPartitionManager = alterPartitions,
-    brokerTopicStats = topicStats,
-    isShuttingDown = new AtomicBoolean(false),
-    delayedProducePurgatoryParam = Some(purgatory("Produce")),
-    delayedFetchPurgatoryParam = Some(purgatory("Fetch")),
-    delayedDeleteRecordsPurgatoryParam = Some(purgatory("DeleteRecords")),
-    delayedRemoteFetchPurgatoryParam = Some(purgatory("RemoteFetch")),
-    delayedRemoteListOffsetsPurgatoryParam = Some(purgatory("RemoteListOffsets")),
-    delayedShareFetchPurgatoryParam = Some(purgatory("ShareFetch")),
-    threadNamePrefix = Some(s"b$id"),
-    brokerEpochSupplier = brokerEpoch,
-  ) {
-    override protected def createReplicaFetcherManager(metrics: Metrics, time: Time, threadNamePrefix: Option[String],
-                                                       quotaManager: ReplicationQuotaManager): ReplicaFetcherManager = {
-      val rm = this
-      new ReplicaFetcherManager(config, rm, metrics, time, threadNamePrefix, quotaManager,
-        () => metadataCache.metadataVersion(), brokerEpoch) {
-        override def createFetcherThread(fetcherId: Int, source: BrokerEndPoint): ReplicaFetcherThread = {
-          val logContext = new LogContext(s"[ReplicaFetcher replicaId=$id, leaderId=${source.id}] ")
-          val send = new SteppedSend(source, request => Broker.this.answer(source.id, request), Broker.emptyAnswer)
-          sends(source.id) = send
-          val leader = new RemoteLeaderEndPoint(logContext.logPrefix, send, new FetchSessionHandler(logContext, source.id),
-            config, rm, quotaManager, () => metadataCache.metadataVersion(), brokerEpoch)
-          new ReplicaFetcherThread(s"b$id-fetcher-${source.id}", leader, config, failedPartitions, rm, quotaManager,
-            logContext.logPrefix) {
-            override def start(): Unit = () // stepped by the driver, never run as a thread
-          }
-        }
-      }
-    }
-  }
+  val replicaManager: ReplicaManager = Compat.replicaManager(id, config, metrics, clock, scheduler, logManager, quotas,
+    metadataCache, dirFailures, alterPartitions, topicStats, brokerEpoch, source => {
+      val send = new SteppedSend(source, request => Broker.this.answer(source.id, request), Broker.emptyAnswer)
+      sends(source.id) = send
+      send
+    })
 
   // ------------------------------------------------------------ metadata
 
@@ -126,7 +77,7 @@ final class Broker(
     val (delta, newImage) = log.read(image, cursor, to)
     metadataCache.setImage(newImage)
     if (!published) { // BrokerMetadataPublisher.initializeManagers
-      logManager.startup(metadataCache.getAllTopics().asScala.toSet, _ => false)
+      Compat.startLogs(logManager, metadataCache)
       published = true
     }
     image = newImage
@@ -142,20 +93,11 @@ final class Broker(
 
   /** A producer with acks=all appends record ``recordId`` (its value names it). */
   def write(tip: TopicIdPartition, recordId: Int): Unit = {
-    val records = MemoryRecords.withRecords(Compression.NONE, new SimpleRecord(s"m$recordId".getBytes))
     waiting += recordId
-    replicaManager.appendRecords(
-      timeout = Long.MaxValue,
-      requiredAcks = -1,
-      internalTopicsAllowed = false,
-      origin = AppendOrigin.CLIENT,
-      entriesPerPartition = Map(tip -> records),
-      responseCallback = (responses: scala.collection.Map[TopicIdPartition, PartitionResponse]) => {
-        waiting -= recordId
-        val error = responses.values.head.error
-        if (error == Errors.NONE) acked += recordId else failed(recordId) = error.name
-      },
-    )
+    Compat.append(replicaManager, tip, Compat.record(s"m$recordId".getBytes), error => {
+      waiting -= recordId
+      if (error == Errors.NONE) acked += recordId else failed(recordId) = error.name
+    })
   }
 
   // ------------------------------------------------------------ fetches
@@ -183,28 +125,15 @@ final class Broker(
       } else true
     }
     if (interesting.nonEmpty) {
-      val params = new FetchParams(fetch.replicaId, fetch.replicaEpoch, 0L, 0,
-        math.min(fetch.maxBytes, config.fetchMaxBytes), FetchIsolation.of(fetch), Optional.empty())
       var answered = false
-      replicaManager.fetchMessages(params, interesting, quotas.leader, (parts: scala.collection.Seq[(TopicIdPartition, FetchPartitionData)]) => {
-        answered = true
-        parts.foreach { case (tip, d) =>
-          val pd = new FetchResponseData.PartitionData()
-            .setPartitionIndex(tip.partition)
-            .setErrorCode(d.error.code)
-            .setHighWatermark(d.highWatermark)
-            .setLastStableOffset(d.lastStableOffset.orElse(FetchResponse.INVALID_LAST_STABLE_OFFSET))
-            .setLogStartOffset(d.logStartOffset)
-            .setAbortedTransactions(d.abortedTransactions.orElse(null))
-            .setRecords(Broker.inMemory(d.records))
-            .setPreferredReadReplica(d.preferredReadReplica.orElse(FetchResponse.INVALID_PREFERRED_REPLICA_ID))
-          d.divergingEpoch.ifPresent(e => pd.setDivergingEpoch(e))
-          result.put(tip, pd)
-        }
-      })
+      Compat.fetchForFollower(replicaManager, quotas, fetch, interesting, math.min(fetch.maxBytes, config.fetchMaxBytes),
+        Broker.inMemory, answer => {
+          answered = true
+          answer.foreach { case (tip, pd) => result.put(tip, pd) }
+        })
       if (!answered) throw new IllegalStateException("a follower's fetch was parked in purgatory")
     }
-    FetchResponse.of(Errors.NONE, 0, FetchMetadata.INVALID_SESSION_ID, result, Collections.emptyList())
+    Compat.fetchResponse(result)
   }
 
   def fetcherFor(tp: TopicPartition): Option[ReplicaFetcherThread] = ServerAccess.fetcher(replicaManager.replicaFetcherManager, tp)
@@ -224,7 +153,7 @@ final class Broker(
   def shutdown(): Unit = {
     sends.values.foreach(_.initiateClose())
     replicaManager.shutdown(checkpointHW = true)
-    logManager.shutdown(brokerEpoch())
+    Compat.shutdownLogs(logManager, brokerEpoch())
     metrics.close()
   }
 }
@@ -256,15 +185,11 @@ object Broker {
    *  cluster id, node id and this directory's id (KIP-858). */
   def format(dataDir: File, id: Int, clusterId: String, dirId: Uuid): Unit = {
     Files.createDirectories(dataDir.toPath)
-    val meta = new MetaProperties.Builder().setVersion(MetaPropertiesVersion.V1).setClusterId(clusterId)
-      .setNodeId(id).setDirectoryId(dirId).build()
-    PropertiesUtils.writePropertiesFile(meta.toProperties,
-      new File(dataDir, MetaPropertiesEnsemble.META_PROPERTIES_NAME).getAbsolutePath, false)
+    Compat.writeMetaProperties(dataDir, id, clusterId, dirId)
   }
 
   def emptyAnswer(request: AbstractRequest): AbstractResponse = request match {
-    case _: FetchRequest => FetchResponse.of(Errors.NONE, 0, FetchMetadata.INVALID_SESSION_ID,
-      new LinkedHashMap[TopicIdPartition, FetchResponseData.PartitionData](), Collections.emptyList())
+    case _: FetchRequest => Compat.fetchResponse(new LinkedHashMap[TopicIdPartition, FetchResponseData.PartitionData]())
     case other => throw new IllegalStateException(s"unexpected request ${other.apiKey()}")
   }
 
@@ -275,11 +200,11 @@ object Broker {
     case f: FileRecords =>
       val buffer = java.nio.ByteBuffer.allocate(f.sizeInBytes())
       f.readInto(buffer, 0) // reads from the slice's start, and flips
-      MemoryRecords.readableRecords(buffer)
+      Compat.readableRecords(buffer)
     case other =>
       val buffer = java.nio.ByteBuffer.allocate(other.sizeInBytes())
       other.batches().forEach(b => b.writeTo(buffer))
       buffer.flip()
-      MemoryRecords.readableRecords(buffer)
+      Compat.readableRecords(buffer)
   }
 }

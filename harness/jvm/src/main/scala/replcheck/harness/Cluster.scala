@@ -8,14 +8,15 @@ import scala.jdk.CollectionConverters._
 import scala.jdk.OptionConverters._
 
 import com.fasterxml.jackson.databind.JsonNode
-import kafka.cluster.{HarnessAccess, PendingExpandIsr, PendingShrinkIsr}
+import kafka.cluster.HarnessAccess
 import kafka.server.ServerAccess
 import org.apache.kafka.common.{TopicIdPartition, Uuid}
 import org.apache.kafka.common.message.AlterPartitionRequestData
-import org.apache.kafka.common.record.FileRecords
 import org.apache.kafka.common.requests.{AlterPartitionRequest, AlterPartitionResponse, FetchRequest}
-import org.apache.kafka.controller.ControllerBench
+import org.apache.kafka.controller.{ControllerBench, ControllerCompat}
 import org.apache.kafka.metadata.LeaderConstants
+
+import replcheck.harness.Compat._
 
 /** A step the trace asks for that Kafka does not take (or takes otherwise): the run
  *  stops there and says why.  ``kind`` is one of the protocol's error kinds. */
@@ -26,6 +27,7 @@ final class Refused(val kind: String, message: String) extends RuntimeException(
 final class Cluster(settings: Settings, assignment: Seq[Int], root: Path) {
   val clock = new StepClock()
   val scheduler = new StepScheduler(clock)
+  private val kafkaScheduler = Compat.scheduler(scheduler)
   val log = new MetadataLog
   val bench = new ControllerBench(settings.replicas, settings.metadataVersion, settings.elr, log)
   private val n = settings.replicas
@@ -53,7 +55,7 @@ final class Cluster(settings: Settings, assignment: Seq[Int], root: Path) {
 
   private def newBroker(i: Int): Broker = {
     channels(i) = new HeldChannel(i)
-    new Broker(i, dir(i), dirIds(i), clock, scheduler, settings, () => bench.brokerEpoch(i), channels(i),
+    new Broker(i, dir(i), dirIds(i), clock, kafkaScheduler, settings, () => bench.brokerEpoch(i), channels(i),
       id => brokers(id))
   }
 
@@ -104,7 +106,7 @@ final class Cluster(settings: Settings, assignment: Seq[Int], root: Path) {
       case "notice_crash" | "fence" => expire(int("replica"), int("new_leader"))
       case "notice_restart" =>
         val i = int("replica")
-        val previous = live(i).logManager.readBrokerEpochFromCleanShutdownFiles().orElse(-1L)
+        val previous = Compat.cleanShutdownEpoch(live(i).logManager)
         bench.register(i, dirIds(i), previous)
         bench.heartbeat(i, fence = false)
       case "unfence" => bench.heartbeat(int("replica"), fence = false)
@@ -172,7 +174,7 @@ final class Cluster(settings: Settings, assignment: Seq[Int], root: Path) {
   private def shrink(l: Int, followers: Set[Int]): Unit = {
     val p = live(l).partition(bench.topicPartition).getOrElse(throw new Refused("not_enabled", s"r$l has no partition"))
     val leo = p.localLogOrException.logEndOffset
-    val isr = HarnessAccess.state(p).isr - l
+    val isr = HarnessAccess.isr(p) - l
     val lag = settings.lagMs
     def state(f: Int) = p.getReplica(f).map(_.stateSnapshot)
     val lagging = isr.filter(f => !state(f).exists(_.logEndOffset == leo))
@@ -189,11 +191,11 @@ final class Cluster(settings: Settings, assignment: Seq[Int], root: Path) {
         s"${others.map(f => s"r$f ${caughtUpAt(f)}").mkString(", ")} (lag ${lag} ms, now ${clock.milliseconds()})")
     clock.advanceTo(t)
     p.maybeShrinkIsr()
-    HarnessAccess.state(p) match {
-      case s: PendingShrinkIsr =>
-        if (s.outOfSyncReplicaIds != followers)
-          throw new Refused("not_enabled", s"r$l proposed to remove ${s.outOfSyncReplicaIds.mkString(",")}")
-      case other => throw new Refused("not_enabled", s"r$l did not propose a shrink ($other)")
+    HarnessAccess.shrinking(p) match {
+      case Some(outOfSync) =>
+        if (outOfSync != followers)
+          throw new Refused("not_enabled", s"r$l proposed to remove ${outOfSync.mkString(",")}")
+      case None => throw new Refused("not_enabled", s"r$l did not propose a shrink (${HarnessAccess.describe(p)})")
     }
   }
 
@@ -206,7 +208,7 @@ final class Cluster(settings: Settings, assignment: Seq[Int], root: Path) {
   private def letHwPass(l: Int): Unit = brokers(l).flatMap(_.partition(bench.topicPartition)).foreach { p =>
     if (p.isLeader) {
       val leo = p.localLogOrException.logEndOffset
-      val committed = HarnessAccess.state(p).isr
+      val committed = HarnessAccess.isr(p)
       val stuck = p.remoteReplicas.filter { r =>
         val st = r.stateSnapshot
         !committed.contains(r.brokerId) && st.logEndOffset < leo &&
@@ -293,7 +295,7 @@ final class Cluster(settings: Settings, assignment: Seq[Int], root: Path) {
     val partDir = new File(root, s"${bench.topic}-0")
     val segments = Option(partDir.listFiles()).getOrElse(Array.empty[File]).filter(_.getName.endsWith(".log")).sortBy(_.getName)
     segments.foreach { f =>
-      val records = FileRecords.open(f)
+      val records = Compat.openFileRecords(f)
       var position = 0
       records.batches().asScala.foreach(b => if (b.lastOffset < keep) position += b.sizeInBytes())
       records.close()
@@ -313,7 +315,7 @@ final class Cluster(settings: Settings, assignment: Seq[Int], root: Path) {
 
   private def elect(x: Int): Unit = {
     val p = bench.partition
-    if (p.leader == LeaderConstants.NO_LEADER && p.isr.isEmpty && (p.elr == null || p.elr.isEmpty)) bench.balance()
+    if (p.leader == LeaderConstants.NO_LEADER && p.isr.isEmpty && ControllerCompat.elr(p).isEmpty) bench.balance()
     else {
       if (p.replicas(0) != x) throw new Refused("choice_mismatch", s"r$x is not the preferred replica (replicas ${p.replicas.mkString(",")})")
       bench.electPreferred()

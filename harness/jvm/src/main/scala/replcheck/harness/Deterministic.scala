@@ -6,8 +6,6 @@ import java.util.function.Supplier
 import scala.collection.mutable
 
 import org.apache.kafka.common.utils.Time
-import org.apache.kafka.server.util.Scheduler
-import org.apache.kafka.server.util.timer.{Timer, TimerTask}
 
 /** The one clock of a run.  It moves only when the driver moves it (a shrink needs a
  *  follower out of sync for replica.lag.time.max.ms), never by itself: no step of a
@@ -22,20 +20,19 @@ final class StepClock(start: Long = 1000000L) extends Time {
   def advanceTo(t: Long): Unit = if (t > now) now = t
 }
 
-/** Kafka's background scheduler, replaced: one-shot tasks (an asynchronous epoch-cache
- *  flush, an AlterPartition retry) run at the end of the step they become due in;
- *  periodic tasks (log flush, retention, recovery-point checkpoints) never run, since
- *  each model action that needs one (the HW checkpoint, an ISR shrink) is its own op. */
-final class StepScheduler(clock: StepClock) extends Scheduler {
+/** Kafka's background scheduler, replaced (Compat.scheduler gives it the release's
+ *  Scheduler interface): one-shot tasks (an asynchronous epoch-cache flush, an
+ *  AlterPartition retry) run at the end of the step they become due in; periodic tasks
+ *  (log flush, retention, recovery-point checkpoints) never run, since each model
+ *  action that needs one (the HW checkpoint, an ISR shrink) is its own op. */
+final class StepScheduler(clock: StepClock) {
   private case class Task(name: String, run: Runnable, due: Long, seq: Long)
   private val tasks = mutable.ArrayBuffer.empty[Task]
   private var seq = 0L
   val periodic = mutable.ArrayBuffer.empty[String]
 
-  override def startup(): Unit = ()
-  override def shutdown(): Unit = tasks.clear()
-  override def resizeThreadPool(newSize: Int): Unit = ()
-  override def schedule(name: String, task: Runnable, delayMs: Long, periodMs: Long): ScheduledFuture[_] = {
+  def shutdown(): Unit = tasks.clear()
+  def schedule(name: String, task: Runnable, delayMs: Long, periodMs: Long): ScheduledFuture[_] = {
     if (periodMs > 0) periodic += name
     else synchronized { seq += 1; tasks += Task(name, task, clock.milliseconds() + math.max(delayMs, 0), seq) }
     Done
@@ -66,14 +63,4 @@ final class StepScheduler(clock: StepClock) extends Scheduler {
     def get(): AnyRef = null
     def get(timeout: Long, unit: TimeUnit): AnyRef = null
   }
-}
-
-/** The purgatories' timer.  Produce requests wait with an infinite timeout and fetches
- *  never wait, so nothing here ever expires: it only holds what is added. */
-final class HeldTimer extends Timer {
-  private val held = mutable.ArrayBuffer.empty[TimerTask]
-  override def add(timerTask: TimerTask): Unit = synchronized { held += timerTask }
-  override def advanceClock(timeoutMs: Long): Boolean = false
-  override def size(): Int = synchronized { held.count(t => !t.isCancelled) }
-  override def close(): Unit = synchronized { held.clear() }
 }

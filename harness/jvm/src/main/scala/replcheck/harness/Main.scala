@@ -8,8 +8,6 @@ import java.util.LinkedHashMap
 import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
-import kafka.server.KafkaRequestHandler
-import org.apache.kafka.common.utils.Exit
 import org.apache.kafka.server.common.MetadataVersion
 
 /** Reads a run (settings and traces, one JSON document on stdin or in the file named
@@ -21,9 +19,8 @@ object Main {
   def main(args: Array[String]): Unit = {
     val out = new PrintStream(System.out, true, StandardCharsets.UTF_8)
     System.setOut(new PrintStream(System.err, true)) // Kafka's own prints never mix with the protocol
-    Exit.setExitProcedure((code, msg) => throw new IllegalStateException(s"Kafka asked to exit($code): $msg"))
-    Exit.setHaltProcedure((code, msg) => throw new IllegalStateException(s"Kafka asked to halt($code): $msg"))
-    KafkaRequestHandler.setBypassThreadCheck(true)
+    Compat.trapExit()
+    Compat.bypassRequestThreadCheck()
     val input: JsonNode =
       if (args.nonEmpty) json.readTree(Path.of(args(0)).toFile)
       else json.readTree(new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)))
@@ -32,7 +29,7 @@ object Main {
       replicas = s.get("replicas").asInt(),
       minIsr = s.get("min_isr").asInt(),
       lagMs = s.get("lag_ms").asLong(),
-      metadataVersion = MetadataVersion.fromVersionString(s.get("metadata_version").asText()),
+      metadataVersion = Compat.metadataVersion(s.get("metadata_version").asText()),
       elr = s.get("elr").asBoolean(),
       unclean = s.get("unclean").asBoolean(),
     )
@@ -45,7 +42,7 @@ object Main {
   private def header(settings: Settings): LinkedHashMap[String, AnyRef] = {
     val m = new LinkedHashMap[String, AnyRef]()
     m.put("harness", "replcheck kafka harness")
-    m.put("kafka", org.apache.kafka.common.utils.AppInfoParser.getVersion)
+    m.put("kafka", Compat.kafkaVersion)
     m.put("metadata_version", settings.metadataVersion.version())
     m
   }

@@ -7,7 +7,7 @@ import scala.jdk.CollectionConverters._
 
 import org.apache.kafka.common.metadata.PartitionChangeRecord
 import org.apache.kafka.common.metadata.PartitionRecord
-import org.apache.kafka.image.{MetadataDelta, MetadataImage, MetadataProvenance}
+import org.apache.kafka.image.{MetadataDelta, MetadataImage}
 import org.apache.kafka.server.common.ApiMessageAndVersion
 
 /** The controller's metadata log: each controller step's records are one batch.  A
@@ -44,9 +44,6 @@ final class MetadataLog {
    *  the broker's MetadataLoader would publish for that stretch of the log as one
    *  batch (TopicDelta.replay merges the partition changes in it). */
   def read(image: MetadataImage, from: Long, to: Long): (MetadataDelta, MetadataImage) = {
-    val delta = new MetadataDelta.Builder().setImage(image).build()
-    (from until to).foreach(o => delta.replay(records(o.toInt).message))
-    val provenance = new MetadataProvenance(to - 1, 1, 0L, true)
-    (delta, delta.apply(provenance))
+    Compat.replayDelta(image, (from until to).map(o => o -> records(o.toInt).message))
   }
 }

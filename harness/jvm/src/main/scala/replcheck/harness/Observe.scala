@@ -9,7 +9,9 @@ import scala.jdk.OptionConverters._
 
 import kafka.cluster.{HarnessAccess, Partition}
 import kafka.server.ServerAccess
-import org.apache.kafka.common.record.{FileRecords, RecordBatch}
+import org.apache.kafka.controller.ControllerCompat
+
+import replcheck.harness.Compat._
 
 /** Kafka's observable state after a step, as plain maps for JSON: Kafka's own numbers
  *  (leader epochs from 0); replcheck's side maps them to the model's. */
@@ -38,8 +40,8 @@ object Observe {
       "partition_epoch" -> p.partitionEpoch,
       "replicas" -> p.replicas.toSeq,
       "isr" -> p.isr.toSeq.sorted,
-      "elr" -> Option(p.elr).map(_.toSeq.sorted).getOrElse(Seq.empty),
-      "last_known_elr" -> Option(p.lastKnownElr).map(_.toSeq.sorted).getOrElse(Seq.empty),
+      "elr" -> ControllerCompat.elr(p).sorted,
+      "last_known_elr" -> ControllerCompat.lastKnownElr(p).sorted,
       "unfenced" -> (0 until c.brokers.length).filter(c.bench.isUnfenced),
       "log_end" -> c.log.end,
     )
@@ -71,14 +73,16 @@ object Observe {
           "id" -> i,
           "alive" -> true,
           "cursor" -> b.cursor,
-          "log" -> log.map(l => batches(l.read(0, Int.MaxValue, org.apache.kafka.server.storage.log.FetchIsolation.LOG_END, true).records.batches().asScala)).getOrElse(Seq.empty),
+          // A restarted process opens its logs only with its first metadata
+          // (BrokerMetadataPublisher.initializeManagers): till then its log is the files.
+          "log" -> log.map(l => batches(Compat.logBatches(l))).getOrElse(fileLog(new File(b.dataDir, s"${tp.topic}-0"))),
           "leo" -> log.map(_.logEndOffset).getOrElse(0L),
           "hw" -> log.map(_.highWatermark).getOrElse(0L),
           "hw_checkpoint" -> checkpoint(b.dataDir),
-          "epoch_cache" -> log.map(l => l.leaderEpochCache.epochEntries().asScala.map(e => Seq(e.epoch, e.startOffset)).toSeq).getOrElse(Seq.empty),
+          "epoch_cache" -> log.map(l => Compat.epochEntries(l).map { case (e, o) => Seq(e, o) }).getOrElse(Seq.empty),
           "partition" -> part.map(partition(_, i)),
           "fetch" -> fetch,
-          "alter_unsent" -> ServerAccess.unsentAlterPartition(b.alterPartitions),
+          "alter_unsent" -> Compat.unsentAlterPartition(b.alterPartitions),
           "alter_held" -> c.channels(i).pending,
           "acked" -> b.acked.toSeq.sorted,
           "waiting" -> b.waiting.toSeq.sorted,
@@ -88,7 +92,6 @@ object Observe {
   }
 
   private def partition(p: Partition, self: Int): Obj = {
-    val state = HarnessAccess.state(p)
     val leader = p.leaderReplicaIdOpt.getOrElse(-1)
     val remote = if (leader == self) p.remoteReplicas.map { r =>
       val s = r.stateSnapshot
@@ -98,10 +101,10 @@ object Observe {
       "leader" -> leader,
       "leader_epoch" -> p.getLeaderEpoch,
       "partition_epoch" -> p.getPartitionEpoch,
-      "isr" -> state.isr.toSeq.sorted,
-      "maximal_isr" -> state.maximalIsr.toSeq.sorted,
-      "in_flight" -> state.isInflight,
-      "state" -> state.getClass.getSimpleName,
+      "isr" -> HarnessAccess.isr(p).toSeq.sorted,
+      "maximal_isr" -> HarnessAccess.maximalIsr(p).toSeq.sorted,
+      "in_flight" -> HarnessAccess.isInflight(p),
+      "state" -> HarnessAccess.stateName(p),
       "epoch_start" -> HarnessAccess.epochStart(p),
       "remote" -> remote,
     )
@@ -119,7 +122,7 @@ object Observe {
   private def fileLog(partDir: File): Seq[Seq[Any]] = {
     val segments = Option(partDir.listFiles()).getOrElse(Array.empty[File]).filter(_.getName.endsWith(".log")).sortBy(_.getName)
     segments.toSeq.flatMap { f =>
-      val fr = FileRecords.open(f)
+      val fr = Compat.openFileRecords(f)
       try batches(fr.batches().asScala) finally fr.close()
     }
   }

@@ -7,7 +7,8 @@ import kafka.server.BlockingSend
 import org.apache.kafka.clients.ClientResponse
 import org.apache.kafka.common.message.RequestHeaderData
 import org.apache.kafka.common.requests.{AbstractRequest, AbstractResponse, RequestHeader}
-import org.apache.kafka.server.network.BrokerEndPoint
+
+import replcheck.harness.Compat.BrokerEndPoint
 
 /** The follower fetcher's network, cut so that one model step is one half of an exchange.
  *

@@ -5,18 +5,25 @@ import java.util.concurrent.TimeUnit
 
 import scala.jdk.CollectionConverters._
 
-import kafka.server.KafkaRaftServer
 import org.apache.kafka.common.{Uuid, TopicPartition}
 import org.apache.kafka.common.message._
 import org.apache.kafka.common.metadata._
 import org.apache.kafka.common.protocol.{ApiKeys, ApiMessage}
 import org.apache.kafka.common.security.auth.KafkaPrincipal
-import org.apache.kafka.common.utils.LogContext
 import org.apache.kafka.metadata.BrokerHeartbeatReply
 import org.apache.kafka.metadata.PartitionRegistration
-import org.apache.kafka.metadata.placement.StripedReplicaPlacer
-import org.apache.kafka.server.common.{ApiMessageAndVersion, EligibleLeaderReplicasVersion, MetadataVersion}
+import org.apache.kafka.server.common.{ApiMessageAndVersion, MetadataVersion}
 import org.apache.kafka.timeline.SnapshotRegistry
+
+import replcheck.harness.Compat.LogContext
+
+/** The controller's managers, as QuorumController wires them (ControllerCompat.managers). */
+final case class Managers(
+  features: FeatureControlManager,
+  cluster: ClusterControlManager,
+  configs: ConfigurationControlManager,
+  replication: ReplicationControlManager,
+)
 
 /** The KRaft controller's partition logic, Kafka's own managers wired as the
  *  QuorumController wires them, driven one request at a time.  It sits in Kafka's
@@ -40,35 +47,13 @@ final class ControllerBench(
   val topic = "t"
   var topicId: Uuid = Uuid.ZERO_UUID
 
-  val features: FeatureControlManager = new FeatureControlManager.Builder()
-    .setLogContext(logContext)
-    .setSnapshotRegistry(snapshots)
-    .setQuorumFeatures(new QuorumFeatures(3000, QuorumFeatures.defaultSupportedFeatureMap(true), List(Integer.valueOf(3000)).asJava))
-    .build()
-  val cluster: ClusterControlManager = new ClusterControlManager.Builder()
-    .setLogContext(logContext)
-    .setClusterId(clusterId)
-    .setTime(time)
-    .setSnapshotRegistry(snapshots)
-    .setSessionTimeoutNs(TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMs))
-    .setReplicaPlacer(new StripedReplicaPlacer(new java.util.Random(0)))
-    .setFeatureControlManager(features)
-    .setBrokerShutdownHandler((id, clean, records) => replication.handleBrokerShutdown(id, clean, records))
-    .build()
-  val configs: ConfigurationControlManager = new ConfigurationControlManager.Builder()
-    .setLogContext(logContext)
-    .setSnapshotRegistry(snapshots)
-    .setKafkaConfigSchema(KafkaRaftServer.configSchema)
-    .setFeatureControl(features)
-    .build()
-  lazy val replication: ReplicationControlManager = new ReplicationControlManager.Builder()
-    .setSnapshotRegistry(snapshots)
-    .setLogContext(logContext)
-    .setMaxElectionsPerImbalance(Integer.MAX_VALUE)
-    .setConfigurationControl(configs)
-    .setClusterControl(cluster)
-    .setFeatureControl(features)
-    .build()
+  /** Kafka's managers, built as the release's QuorumController builds them. */
+  private val managers = ControllerCompat.managers(logContext, snapshots, clusterId, time,
+    TimeUnit.MILLISECONDS.toNanos(sessionTimeoutMs), elr)
+  val features: FeatureControlManager = managers.features
+  val cluster: ClusterControlManager = managers.cluster
+  val configs: ConfigurationControlManager = managers.configs
+  val replication: ReplicationControlManager = managers.replication
 
   private var epochs = Map.empty[Int, Long]
   private var incarnations = Map.empty[Int, Uuid]
@@ -97,22 +82,15 @@ final class ControllerBench(
     case r: PartitionChangeRecord => replication.replay(r)
     case r: RemoveTopicRecord => replication.replay(r)
     case r: ConfigRecord => configs.replay(r)
-    case r: ClearElrRecord => replication.replay(r)
     case _: NoOpRecord => ()
-    case other => throw new IllegalStateException(s"the bench cannot replay ${other.getClass.getSimpleName}")
+    case other => if (!ControllerCompat.replayOther(managers, other))
+      throw new IllegalStateException(s"the bench cannot replay ${other.getClass.getSimpleName}")
   }
 
   /** The cluster as the model starts it: every broker registered and unfenced, the
    *  topic created with ``assignment`` (its first replica leads, Kafka's own choice). */
   def bootstrap(assignment: Seq[Int], minIsr: Int, unclean: Boolean, dirs: Int => Uuid): Unit = {
-    val boot = new java.util.ArrayList[ApiMessageAndVersion]()
-    boot.add(new ApiMessageAndVersion(new FeatureLevelRecord()
-      .setName(MetadataVersion.FEATURE_NAME).setFeatureLevel(metadataVersion.featureLevel()), 0.toShort))
-    if (EligibleLeaderReplicasVersion.FEATURE_NAME != null)
-      boot.add(new ApiMessageAndVersion(new FeatureLevelRecord()
-        .setName(EligibleLeaderReplicasVersion.FEATURE_NAME)
-        .setFeatureLevel(if (elr) EligibleLeaderReplicasVersion.ELRV_1.featureLevel() else 0.toShort), 0.toShort))
-    commit(boot)
+    commit(ControllerCompat.bootstrapFeatures(metadataVersion, elr))
     cluster.activate()
     (0 until brokers).foreach(id => register(id, dirs(id), previousEpoch = -1L))
     (0 until brokers).foreach(id => heartbeat(id, fence = false))
@@ -120,11 +98,10 @@ final class ControllerBench(
     val t = new CreateTopicsRequestData.CreatableTopic().setName(topic).setNumPartitions(-1).setReplicationFactor(-1.toShort)
     t.assignments().add(new CreateTopicsRequestData.CreatableReplicaAssignment()
       .setPartitionIndex(0).setBrokerIds(assignment.map(Integer.valueOf).asJava))
-    t.configs().add(new CreateTopicsRequestData.CreatableTopicConfig().setName("min.insync.replicas").setValue(minIsr.toString))
-    t.configs().add(new CreateTopicsRequestData.CreatableTopicConfig()
-      .setName("unclean.leader.election.enable").setValue(unclean.toString))
+    ControllerCompat.addTopicConfig(t, "min.insync.replicas", minIsr.toString)
+    ControllerCompat.addTopicConfig(t, "unclean.leader.election.enable", unclean.toString)
     request.topics().add(t)
-    val result = replication.createTopics(context(ApiKeys.CREATE_TOPICS, ApiKeys.CREATE_TOPICS.latestVersion()),
+    val result = ControllerCompat.createTopics(replication, context(ApiKeys.CREATE_TOPICS, ApiKeys.CREATE_TOPICS.latestVersion()),
       request, Collections.singleton(topic))
     val created = result.response().topics().find(topic)
     if (created.errorCode() != 0) throw new IllegalStateException(s"topic creation failed: ${created.errorMessage()}")
@@ -138,16 +115,11 @@ final class ControllerBench(
     incarnations += id -> incarnation
     val req = new BrokerRegistrationRequestData()
       .setBrokerId(id).setClusterId(clusterId).setIncarnationId(incarnation)
-      .setLogDirs(List(dir).asJava).setPreviousBrokerEpoch(previousEpoch)
     req.listeners().add(new BrokerRegistrationRequestData.Listener()
       .setName("PLAINTEXT").setHost("localhost").setPort(9092 + id).setSecurityProtocol(0.toShort))
-    req.features().add(new BrokerRegistrationRequestData.Feature().setName(MetadataVersion.FEATURE_NAME)
-      .setMinSupportedVersion(MetadataVersion.MINIMUM_VERSION.featureLevel())
-      .setMaxSupportedVersion(MetadataVersion.latestTesting().featureLevel()))
-    req.features().add(new BrokerRegistrationRequestData.Feature().setName(EligibleLeaderReplicasVersion.FEATURE_NAME)
-      .setMinSupportedVersion(0.toShort).setMaxSupportedVersion(EligibleLeaderReplicasVersion.ELRV_1.featureLevel()))
+    ControllerCompat.describeBroker(req, dir, previousEpoch)
     val newEpoch = log.end
-    val result = cluster.registerBroker(req, newEpoch, features.finalizedFeatures(Long.MaxValue), true)
+    val result = ControllerCompat.registerBroker(managers, req, newEpoch)
     commit(result.records())
     epochs += id -> cluster.brokerRegistrations().get(id).epoch()
   }
@@ -156,8 +128,7 @@ final class ControllerBench(
   def heartbeat(id: Int, fence: Boolean, shutdown: Boolean = false): BrokerHeartbeatReply = {
     val req = new BrokerHeartbeatRequestData().setBrokerId(id).setBrokerEpoch(brokerEpoch(id))
       .setCurrentMetadataOffset(Long.MaxValue / 2).setWantFence(fence).setWantShutDown(shutdown)
-    cluster.trackBrokerHeartbeat(id, brokerEpoch(id))
-    val result = replication.processBrokerHeartbeat(req, brokerEpoch(id))
+    val result = ControllerCompat.heartbeat(managers, req, brokerEpoch(id))
     commit(result.records())
     result.response()
   }
@@ -166,12 +137,16 @@ final class ControllerBench(
    *  (ReplicationControlManager.maybeFenceOneStaleBroker), the others heartbeating. */
   def expireSession(id: Int): Unit = {
     time.sleep(sessionTimeoutMs + 1)
-    (0 until brokers).filter(b => b != id && isUnfenced(b)).foreach(b => cluster.trackBrokerHeartbeat(b, brokerEpoch(b)))
+    (0 until brokers).filter(b => b != id && isUnfenced(b)).foreach { b =>
+      val req = new BrokerHeartbeatRequestData().setBrokerId(b).setBrokerEpoch(brokerEpoch(b))
+        .setCurrentMetadataOffset(Long.MaxValue / 2).setWantFence(false)
+      commit(ControllerCompat.stillAlive(managers, req, brokerEpoch(b)))
+    }
     var more = true
     while (more) {
-      val result = replication.maybeFenceOneStaleBroker()
-      commit(result.records())
-      more = result.response().booleanValue() && !result.records().isEmpty
+      val (records, again) = ControllerCompat.fenceOneStaleBroker(managers)
+      commit(records)
+      more = again && !records.isEmpty
     }
   }
 
@@ -208,15 +183,9 @@ final class ControllerBench(
     commit(result.records())
   }
 
-  def assignDir(id: Int, dir: Uuid): Unit = {
-    val req = new AssignReplicasToDirsRequestData().setBrokerId(id).setBrokerEpoch(brokerEpoch(id))
-    val d = new AssignReplicasToDirsRequestData.DirectoryData().setId(dir)
-    val t = new AssignReplicasToDirsRequestData.TopicData().setTopicId(topicId)
-    t.partitions().add(new AssignReplicasToDirsRequestData.PartitionData().setPartitionIndex(0))
-    d.topics().add(t)
-    req.directories().add(d)
-    commit(replication.handleAssignReplicasToDirs(req).records())
-  }
+  /** The broker reports the directory the partition is in (AssignReplicasToDirs, KIP-858). */
+  def assignDir(id: Int, dir: Uuid): Unit =
+    commit(ControllerCompat.assignReplicasToDirs(managers, id, brokerEpoch(id), dir, topicId))
 
   private def context(key: ApiKeys, version: Short) = new ControllerRequestContext(
     new RequestHeaderData().setRequestApiKey(key.id).setRequestApiVersion(version),
