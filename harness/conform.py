@@ -126,6 +126,21 @@ def conform(
     return conform_many(config, [actions], timeout=timeout)[0]
 
 
+def _inside_one_call(p: Plan, k: int) -> bool:
+    """Op ``k`` (1-based) is a ``fetch_response`` whose ``diverging_truncate`` comes next:
+    before KAFKA-14704 Kafka takes the HW and truncates in one ``processFetchRequest``
+    call, so the state between the two is never Kafka's to show (it is compared after
+    the truncation)."""
+    if k < 1 or k >= len(p.ops):
+        return False
+    this, following = p.ops[k - 1], p.ops[k]
+    return (
+        this["op"] == "fetch_response"
+        and following["op"] == "diverging_truncate"
+        and following["follower"] == this["follower"]
+    )
+
+
 def _judge(
     config: Config,
     model: KafkaReplication,
@@ -152,7 +167,7 @@ def _judge(
         step = Step(k, model_step, text, line.get("state"))
         if not line["ok"]:
             step.refused = (line["kind"], line["detail"])
-        elif model_step is not None:
+        elif model_step is not None and not _inside_one_call(p, k):
             step.differences = compare(states[model_step], line["state"], epochs, acked)
         out.append(step)
         if step.refused or step.differences:

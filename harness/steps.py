@@ -102,15 +102,34 @@ def plan(model: KafkaReplication, steps: list[tuple[Action | None, State]]) -> P
             if orders[segment] != orders[segment - 1]:
                 ops.append({"op": "reorder", "replicas": list(orders[segment])})
                 step_of.append(None)
-        ops.append(_op(action, before))
+        ops.append(_op(action, before, steps[k][1]))
         step_of.append(k)
     return Plan(list(orders[0] or range(n)), ops, step_of, notes)
 
 
-def _op(action: Action, before: State) -> dict[str, Any]:
+def _let_pass(after: State) -> dict[str, list[int]]:
+    """Per leader (as its broker believes), the followers it does not count for its HW
+    after the step: outside its ISR and pending change.  Kafka's leader counts such a
+    follower too while it caught up within replica.lag.time.max.ms; the model has no
+    clock, so the harness lets that much time pass (harness/jvm Cluster.letHwPass)."""
+    out: dict[str, list[int]] = {}
+    for i, r in enumerate(after.replicas):
+        if r.alive and r.leader == i:
+            outside = [
+                f for f in range(len(after.replicas)) if f != i and not r.maximal_isr >> f & 1
+            ]
+            if outside:
+                out[str(i)] = outside
+    return out
+
+
+def _op(action: Action, before: State, after: State) -> dict[str, Any]:
     """One model action as the harness's op."""
     name, args = action.name, action.args
     op: dict[str, Any] = {"op": name}
+    passing = _let_pass(after)
+    if passing:
+        op["let_pass"] = passing
     if name == "write":
         op.update(leader=args[0], id=before.written + 1)
     elif name in ("fetch_request", "epoch_request", "fetch", "truncate"):

@@ -146,6 +146,7 @@ final class Broker(
    *  process that is gone.  Its files stay as they are (the page cache survives). */
   def abandon(): Unit = {
     sends.values.foreach(_.initiateClose())
+    quotas.shutdown() // its throttled-channel reapers are threads
     metrics.close()
   }
 
@@ -154,6 +155,7 @@ final class Broker(
     sends.values.foreach(_.initiateClose())
     replicaManager.shutdown(checkpointHW = true)
     Compat.shutdownLogs(logManager, brokerEpoch())
+    quotas.shutdown()
     metrics.close()
   }
 }
@@ -177,6 +179,8 @@ object Broker {
     p.put("num.replica.fetchers", "1")
     p.put("unclean.leader.election.enable", settings.unclean.toString)
     p.put("log.flush.interval.messages", java.lang.Long.MAX_VALUE.toString)
+    // No compacted topic here: the cleaner's threads and 128 MiB buffers would only cost.
+    p.put("log.cleaner.enable", "false")
     p.put("offsets.topic.replication.factor", "1")
     p
   }

@@ -35,6 +35,10 @@ final class Cluster(settings: Settings, assignment: Seq[Int], root: Path) {
   private val dirIds = Array.tabulate(n)(i => Uuid.randomUuid())
   val brokers: Array[Option[Broker]] = Array.fill(n)(None)
   val channels: Array[HeldChannel] = Array.tabulate(n)(i => new HeldChannel(i))
+  /** Requests an earlier process of the broker sent before it ended: the controller may
+   *  still get them (the model's queue keeps them across a crash), oldest first. */
+  private val earlier: Array[Vector[HeldChannel]] = Array.fill(n)(Vector.empty)
+  def heldRequests(i: Int): Int = earlier(i).map(_.pending).sum + channels(i).pending
   /** Per broker, the end of the batch whose AlterPartition response it adopted: the
    *  record ``reapply_isr`` replays. */
   private val owedRecord = mutable.Map.empty[Int, Long]
@@ -54,6 +58,7 @@ final class Cluster(settings: Settings, assignment: Seq[Int], root: Path) {
   }
 
   private def newBroker(i: Int): Broker = {
+    if (channels(i).pending > 0) earlier(i) = earlier(i) :+ channels(i) // still on its way
     channels(i) = new HeldChannel(i)
     new Broker(i, dir(i), dirIds(i), clock, kafkaScheduler, settings, () => bench.brokerEpoch(i), channels(i),
       id => brokers(id))
@@ -67,12 +72,11 @@ final class Cluster(settings: Settings, assignment: Seq[Int], root: Path) {
     val name = op.get("op").asText()
     def int(k: String): Int = op.get(k).asInt()
     events.clear()
-    // Ops after which a leader may move its HW: let time pass first (see letHwPass).
-    name match {
-      case "write" | "apply_isr" | "reapply_isr" | "alter_isr" => letHwPass(int("leader"))
-      case "fetch_request" => letHwPass(int("leader"))
-      case _ => ()
-    }
+    // Followers the model's leaders do not count after this step: let time pass first so
+    // that Kafka's leaders need not wait for them either (see letHwPass).
+    Option(op.get("let_pass")).foreach(_.fields().asScala.foreach { e =>
+      letHwPass(e.getKey.toInt, e.getValue.elements().asScala.map(_.asInt()).toSet)
+    })
     name match {
       case "write" => live(int("leader")).write(tip, int("id"))
       case "fetch_request" => fetchRequest(int("follower"), int("leader"))
@@ -199,19 +203,20 @@ final class Cluster(settings: Settings, assignment: Seq[Int], root: Path) {
     }
   }
 
-  /** The model has no clock: its leader never holds the HW for a follower outside the
-   *  ISR.  Kafka's does while that follower caught up within replica.lag.time.max.ms
-   *  (Partition.maybeIncrementLeaderHW: isCaughtUp, and from 3.6 isReplicaIsrEligible,
-   *  KAFKA-15021).  So before a step that may move leader ``l``'s HW, the clock moves
-   *  past the lag of every such follower behind the leader's log end: a run in which
-   *  the step came that much later, which the timeless model stands for. */
-  private def letHwPass(l: Int): Unit = brokers(l).flatMap(_.partition(bench.topicPartition)).foreach { p =>
+  /** The model has no clock: its leader never holds the HW for a follower outside its
+   *  (maximal) ISR.  Kafka's does while that follower caught up within
+   *  replica.lag.time.max.ms (Partition.maybeIncrementLeaderHW: isCaughtUp, and from 3.6
+   *  isReplicaIsrEligible, KAFKA-15021).  So before each step the clock moves past the lag
+   *  of every follower the model's leader ``l`` does not count after the step (``let_pass``,
+   *  from harness/steps.py) and that is not ahead of the leader's log end (a write moves
+   *  that end): a run in which the step came that much later, which the timeless model
+   *  stands for. */
+  private def letHwPass(l: Int, followers: Set[Int]): Unit = brokers(l).flatMap(_.partition(bench.topicPartition)).foreach { p =>
     if (p.isLeader) {
       val leo = p.localLogOrException.logEndOffset
-      val committed = HarnessAccess.isr(p)
       val stuck = p.remoteReplicas.filter { r =>
         val st = r.stateSnapshot
-        !committed.contains(r.brokerId) && st.logEndOffset < leo &&
+        followers.contains(r.brokerId) && st.logEndOffset <= leo &&
           st.isCaughtUp(leo, clock.milliseconds(), settings.lagMs)
       }
       if (stuck.nonEmpty) {
@@ -224,13 +229,21 @@ final class Cluster(settings: Settings, assignment: Seq[Int], root: Path) {
   }
 
   private def alterIsr(l: Int): Unit = {
-    val (request, respond) = channels(l).pop().getOrElse(throw new Refused("not_enabled", s"r$l has no AlterPartition held"))
+    earlier(l) = earlier(l).filter(_.pending > 0)
+    val from = earlier(l).headOption.getOrElse(channels(l))
+    val (request, respond) = from.pop().getOrElse(throw new Refused("not_enabled", s"r$l has no AlterPartition held"))
     val data = request.asInstanceOf[AlterPartitionRequest].data()
-    val (response, first, count) = bench.alterPartition(data, request.version())
+    val (response, first, count) = try bench.alterPartition(data, request.version()) catch {
+      // The controller refuses the whole request (a stale broker epoch: an earlier process
+      // of the broker sent it), as ControllerApis answers a failed request.
+      case e: org.apache.kafka.common.errors.ApiException =>
+        events += s"controller refused r$l's AlterPartition: ${org.apache.kafka.common.protocol.Errors.forException(e).name}"
+        (request.getErrorResponse(0, e).asInstanceOf[AlterPartitionResponse].data(), 0L, 0)
+    }
     if (count > 0) owedRecord(l) = first + count
     val errors = response.topics().asScala.flatMap(_.partitions().asScala).map(_.errorCode()).filter(_ != 0)
     if (errors.nonEmpty) events += s"controller refused r$l's AlterPartition: ${errors.map(e => org.apache.kafka.common.protocol.Errors.forCode(e).name).mkString(",")}"
-    val adopted = brokers(l).exists(_.channel eq channels(l))
+    val adopted = brokers(l).exists(_.channel eq from)
     respond(new AlterPartitionResponse(response))
     if (!adopted) events += s"r$l's AlterPartition answered after its process ended"
   }
@@ -253,18 +266,18 @@ final class Cluster(settings: Settings, assignment: Seq[Int], root: Path) {
       to = owed
     }
     if (to <= b.cursor) throw new Refused("not_enabled", s"r$l has no record of its leader epoch to apply")
-    b.publish(log, to)
+    b.publish(log, log.batchEnd(to - 1))
   }
 
-  /** The next leader epoch's record reaches the broker, with everything before it in
-   *  one delta. */
+  /** The next leader epoch's record reaches the broker, with everything before it (and
+   *  the rest of its batch) in one delta. */
   private def deliver(i: Int): Unit = {
     val b = live(i)
     val current = b.partition(bench.topicPartition).map(_.getLeaderEpoch).getOrElse(-1)
     var o = b.cursor
     while (o < log.end && !(log.isPartitionRecord(o) && log.leaderEpochAt(o) > current)) o += 1
     if (o >= log.end) throw new Refused("not_enabled", s"r$i has no newer leader epoch to learn")
-    b.publish(log, o + 1)
+    b.publish(log, log.batchEnd(o))
   }
 
   // ------------------------------------------------------------ processes

@@ -20,6 +20,10 @@ final class MetadataLog {
 
   def end: Long = records.size.toLong
 
+  /** The end of the batch that holds ``offset``: a broker's metadata loader applies a
+   *  controller batch whole (MetadataBatchLoader.loadBatch), never part of one. */
+  def batchEnd(offset: Long): Long = batchEnds.find(_ > offset).getOrElse(end)
+
   def append(batch: JList[ApiMessageAndVersion]): Long = {
     val first = end
     records ++= batch.asScala

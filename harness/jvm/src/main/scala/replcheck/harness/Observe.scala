@@ -56,7 +56,7 @@ object Observe {
         val dir = c.brokerDir(i)
         obj("id" -> i, "alive" -> false, "log" -> fileLog(new File(dir, s"${tp.topic}-0")),
           "hw_checkpoint" -> checkpoint(dir), "clean_shutdown" -> new File(dir, ".kafka_cleanshutdown").exists(),
-          "alter_held" -> c.channels(i).pending)
+          "alter_held" -> c.heldRequests(i))
       case Some(b) =>
         val part = b.partition(tp)
         val log = part.flatMap(_.log)
@@ -67,7 +67,12 @@ object Observe {
             "state" -> st.map(_.state.toString.toLowerCase),
             "offset" -> st.map(_.fetchOffset),
             "epoch" -> st.map(_.currentLeaderEpoch),
-            "in_flight" -> b.sends.get(leaderId).exists(_.parked))
+            // A request sent in an earlier leader epoch is one Kafka will ignore the answer
+            // to (processFetchRequest checks the epoch): the model has dropped it already.
+            "in_flight" -> b.sends.get(leaderId).exists(s => s.parked &&
+              s.inflightRequest.exists(r => requestEpochs(r).forall(e => st.exists(_.currentLeaderEpoch == e)))),
+            "stale_in_flight" -> b.sends.get(leaderId).exists(s => s.parked &&
+              s.inflightRequest.exists(r => !requestEpochs(r).forall(e => st.exists(_.currentLeaderEpoch == e)))))
         }
         obj(
           "id" -> i,
@@ -83,12 +88,19 @@ object Observe {
           "partition" -> part.map(partition(_, i)),
           "fetch" -> fetch,
           "alter_unsent" -> Compat.unsentAlterPartition(b.alterPartitions),
-          "alter_held" -> c.channels(i).pending,
+          "alter_held" -> c.heldRequests(i),
           "acked" -> b.acked.toSeq.sorted,
           "waiting" -> b.waiting.toSeq.sorted,
           "failed" -> b.failed.toSeq.sortBy(_._1).map { case (k, v) => Seq(k, v) },
         )
     }
+  }
+
+  /** The leader epochs a follower's Fetch names, one per partition. */
+  private def requestEpochs(r: org.apache.kafka.common.requests.AbstractRequest): Seq[Int] = r match {
+    case f: org.apache.kafka.common.requests.FetchRequest =>
+      f.data().topics().asScala.toSeq.flatMap(_.partitions().asScala.map(_.currentLeaderEpoch()))
+    case _ => Seq.empty
   }
 
   private def partition(p: Partition, self: Int): Obj = {
