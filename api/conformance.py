@@ -16,6 +16,7 @@ from replcheck.model.errors import InputError
 from replcheck.model.kafka.config import Config
 from replcheck.options import model_config, positive_int, whole_number
 from replcheck.run import _trace
+from replcheck.traces.replay import NotEnabled
 
 __all__ = ["ConformReport", "conform"]
 
@@ -85,7 +86,12 @@ def conform(
     harness = build(cfg.mode)
     results: list[ConformResult] = []
     for first in range(0, len(paths), batch):
-        results += conform_many(cfg, paths[first : first + batch], harness=harness)
+        try:
+            results += conform_many(cfg, paths[first : first + batch], harness=harness)
+        except NotEnabled as exc:  # a trace the model itself does not take
+            raise InputError(
+                f"the model of Kafka {cfg.mode} does not take this trace: {exc}"
+            ) from None
         if on_batch is not None:
             on_batch(len(results), len(paths))
     return ConformReport(cfg.mode, results, time.monotonic() - start)

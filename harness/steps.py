@@ -102,7 +102,8 @@ def plan(model: KafkaReplication, steps: list[tuple[Action | None, State]]) -> P
             if orders[segment] != orders[segment - 1]:
                 ops.append({"op": "reorder", "replicas": list(orders[segment])})
                 step_of.append(None)
-        ops.append(_op(action, before, steps[k][1]))
+        later = action.name == "fetch_request" and _replays_later(steps, k, action.args[1])
+        ops.append(_op(action, before, steps[k][1], later))
         step_of.append(k)
     return Plan(list(orders[0] or range(n)), ops, step_of, notes)
 
@@ -123,7 +124,19 @@ def _let_pass(after: State) -> dict[str, list[int]]:
     return out
 
 
-def _op(action: Action, before: State, after: State) -> dict[str, Any]:
+def _replays_later(steps: list[tuple[Action | None, State]], k: int, leader: int) -> bool:
+    """Whether, from step ``k`` on, ``leader`` replays the record it owes now
+    (``reapply_isr``) before it stops owing it."""
+    for j in range(k + 1, len(steps)):
+        action, before = steps[j][0], steps[j - 1][1]
+        if not before.replicas[leader].record_owed:
+            return False
+        if action is not None and action.name == "reapply_isr" and action.args[0] == leader:
+            return True
+    return False
+
+
+def _op(action: Action, before: State, after: State, replays_later: bool = False) -> dict[str, Any]:
     """One model action as the harness's op."""
     name, args = action.name, action.args
     op: dict[str, Any] = {"op": name}
@@ -134,6 +147,15 @@ def _op(action: Action, before: State, after: State) -> dict[str, Any]:
         op.update(leader=args[0], id=before.written + 1)
     elif name in ("fetch_request", "epoch_request", "fetch", "truncate"):
         op.update(follower=args[0], leader=args[1])
+        follower, leader = args
+        if not before.replicas[leader].maximal_isr >> follower & 1 and (
+            after.replicas[leader].maximal_isr >> follower & 1
+        ):
+            # The model's leader adds the follower: Kafka's leader must know its current
+            # registration (harness/jvm Cluster.learnBrokers).
+            # Where the trace replays the record of a change the leader adopted
+            # (``reapply_isr``) later, that record must stay unapplied till then.
+            op["leader_learns_brokers"] = "brokers" if replays_later else "all"
     elif name in ("fetch_response", "epoch_response", "diverging_truncate"):
         op.update(follower=args[0])
     elif name == "shrink_isr":

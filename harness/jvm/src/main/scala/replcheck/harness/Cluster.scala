@@ -79,7 +79,9 @@ final class Cluster(settings: Settings, assignment: Seq[Int], root: Path) {
     })
     name match {
       case "write" => live(int("leader")).write(tip, int("id"))
-      case "fetch_request" => fetchRequest(int("follower"), int("leader"))
+      case "fetch_request" =>
+        Option(op.get("leader_learns_brokers")).foreach(how => learnBrokers(int("leader"), how.asText() == "all"))
+        fetchRequest(int("follower"), int("leader"))
       case "fetch_response" => fetchResponse(int("follower"))
       case "diverging_truncate" =>
         if (!lastOp.contains("fetch_response" -> int("follower")))
@@ -135,6 +137,33 @@ final class Cluster(settings: Settings, assignment: Seq[Int], root: Path) {
   }
 
   // ------------------------------------------------------------ fetches
+
+  /** Broker ``l`` applies the broker records (registrations, fencing) the controller wrote
+   *  since its cursor, up to the first partition record it does not hold yet (none while
+   *  it has a change pending, which a replay would drop, nor the record of a change it
+   *  adopted whose replay the trace has still to take: ``adopted`` false): a timing Kafka allows (its loader
+   *  applies the log in order), chosen where the model's leader adds a follower to its ISR.
+   *  The model checks a follower's eligibility at the controller; Kafka's leader reads
+   *  its own metadata too (Partition.isReplicaIsrEligible: not fenced, not shutting down,
+   *  and from 3.5 the broker epoch of the fetch, KIP-903). */
+  private def learnBrokers(l: Int, adopted: Boolean): Unit = brokers(l).foreach { b =>
+    val part = b.partition(bench.topicPartition)
+    val (leaderEpoch, partitionEpoch) = (part.map(_.getLeaderEpoch).getOrElse(-1), part.map(_.getPartitionEpoch).getOrElse(-1))
+    // A partition record the leader already holds (the record of a change it adopted from
+    // an AlterPartition response, with nothing pending since) changes nothing on it.
+    def known(o: Long) = !log.isPartitionRecord(o) ||
+      (adopted && log.leaderEpochAt(o) == leaderEpoch && log.partitionEpochAt(o) <= partitionEpoch)
+    var to = b.cursor
+    var more = !part.exists(p => HarnessAccess.maximalIsr(p) != HarnessAccess.isr(p))
+    while (more && to < log.end) {
+      val end = log.batchEnd(to)
+      if ((to until end).forall(known)) to = end else more = false
+    }
+    if (to > b.cursor) {
+      events += s"r$l applied the broker records up to offset $to before the fetch"
+      b.publish(log, to)
+    }
+  }
 
   private def fetchRequest(f: Int, l: Int): Unit = {
     val b = live(f)

@@ -31,12 +31,16 @@ final class MetadataLog {
     first
   }
 
-  /** The partition's leader epoch after each record, as the controller replayed it. */
+  /** The partition's leader and partition epochs after each record, as the controller
+   *  replayed it. */
   private val epochs = mutable.ArrayBuffer.empty[Int]
-  def noteEpoch(offset: Long, leaderEpoch: Int): Unit = {
-    while (epochs.size <= offset) epochs += -1
+  private val partitionEpochs = mutable.ArrayBuffer.empty[Int]
+  def noteEpoch(offset: Long, leaderEpoch: Int, partitionEpoch: Int): Unit = {
+    while (epochs.size <= offset) { epochs += -1; partitionEpochs += -1 }
     epochs(offset.toInt) = leaderEpoch
+    partitionEpochs(offset.toInt) = partitionEpoch
   }
+  def partitionEpochAt(offset: Long): Int = partitionEpochs(offset.toInt)
   def leaderEpochAt(offset: Long): Int = epochs(offset.toInt)
 
   def isPartitionRecord(offset: Long): Boolean = records(offset.toInt).message match {

@@ -65,7 +65,8 @@ final class ControllerBench(
     val first = log.append(records)
     records.asScala.zipWithIndex.foreach { case (r, k) =>
       replay(r.message, first + k)
-      log.noteEpoch(first + k, if (topicId == Uuid.ZERO_UUID) -1 else Option(partition).map(_.leaderEpoch).getOrElse(-1))
+      val p = if (topicId == Uuid.ZERO_UUID) None else Option(partition)
+      log.noteEpoch(first + k, p.map(_.leaderEpoch).getOrElse(-1), p.map(_.partitionEpoch).getOrElse(-1))
     }
     first
   }
