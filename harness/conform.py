@@ -12,11 +12,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from replcheck.checker.walk import Walker
 from replcheck.harness import jvm
 from replcheck.harness.build import Harness, HarnessUnavailable, build
 from replcheck.harness.compare import Difference, EpochMap, compare
 from replcheck.harness.steps import Plan, plan
+from replcheck.harness.walks import timeable_walks
 from replcheck.model.interface import Action
 from replcheck.model.kafka.config import Config
 from replcheck.model.kafka.protocol import newest_of
@@ -199,11 +199,10 @@ def _judge(
 def walk_paths(
     config: Config, walks: int, seed: int, depth: int, swarm: bool
 ) -> list[list[Action]]:
-    """Seeded random walks of the model (``checker.walk``, the same walk ``i`` of seed
-    ``S`` as ``replcheck walk`` draws), each kept whole and walked to its depth without
-    stopping at a violation: Kafka is asked to take every step of it."""
-    walker = Walker(config, depth=depth, swarm=swarm, keep_paths=True, check=False)
-    return [walker.walk(seed, k).path or [] for k in range(walks)]
+    """Seeded random walks of the model, each kept whole and walked to its depth without
+    stopping at a violation (Kafka is asked to take every step), with only the shrinks
+    Kafka's clock can time (harness/walks.py)."""
+    return timeable_walks(config, walks, seed, depth, swarm)
 
 
 def conform_walks(
