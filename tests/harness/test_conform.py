@@ -56,13 +56,39 @@ def test_f3_on_two_replicas_agrees_step_by_step_on_kafka():
 
 @needs_jvm
 @pytest.mark.kafka_jvm
-def test_f2_catalogue_steps_agree_on_kafka():
-    report = replcheck.conform(entry="F2", kafka=RELEASE)
+@pytest.mark.parametrize("release", ["3.9.1", RELEASE, "4.4.0"])
+def test_f2_catalogue_steps_agree_on_kafka(release):
+    """One release of each harness family CI checks: a 3.x KRaft release, 4.1 and 4.4."""
+    report = replcheck.conform(entry="F2", kafka=release)
     result = report.results[0]
     assert result.verdict == "agrees", result.summary()
     # r0 applied its demotion and re-election as one delta and kept r1's offset of epoch 1.
     r0 = result.steps[-4].kafka["brokers"][0]
     assert r0["hw"] == 1 and [x["leo"] for x in r0["partition"]["remote"] if x["id"] == 1] == [1]
+
+
+@needs_jvm
+@pytest.mark.kafka_jvm
+def test_f3_catalogue_steps_agree_on_the_newest_kafka():
+    result = replcheck.conform(entry="F3", kafka="4.4.0").results[0]
+    assert result.verdict == "agrees", result.summary()
+    last = result.steps[-1].kafka
+    # r2, elected with the controller's ISR {r0, r1, r2}, leads without m1, which r0
+    # acknowledged with acks=all.
+    assert last["brokers"][2]["partition"]["leader"] == 2 and last["brokers"][2]["log"] == []
+    assert 1 in last["brokers"][0]["acked"]
+
+
+@needs_jvm
+@pytest.mark.kafka_jvm
+def test_random_walks_run_and_every_one_has_a_verdict():
+    report = replcheck.conform(walks=6, seed=3, depth=12, kafka=RELEASE, replicas=2)
+    assert len(report.results) == 6
+    assert all(r.verdict in ("agrees", "disagrees", "refused") for r in report.results)
+    # Every step a walk took that Kafka took too is compared: an agreeing walk has them all.
+    for r in report.results:
+        if r.verdict == "agrees":
+            assert len([s for s in r.steps if s.model_step]) == len(r.model_states) - 1
 
 
 @needs_jvm
