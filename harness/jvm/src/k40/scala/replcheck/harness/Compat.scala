@@ -1,4 +1,4 @@
-// Kafka 4.0 and 4.1: what the harness calls that later releases moved or changed.
+// Kafka 4.1: what the harness calls that later releases moved or changed (4.0: k400).
 // Each family folder has this one file with the same names; the common code under
 // src/main uses only these names for what differs between releases.
 

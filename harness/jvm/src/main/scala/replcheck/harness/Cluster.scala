@@ -39,9 +39,6 @@ final class Cluster(settings: Settings, assignment: Seq[Int], root: Path) {
    *  still get them (the model's queue keeps them across a crash), oldest first. */
   private val earlier: Array[Vector[HeldChannel]] = Array.fill(n)(Vector.empty)
   def heldRequests(i: Int): Int = earlier(i).map(_.pending).sum + channels(i).pending
-  /** Per broker, the end of the batch whose AlterPartition response it adopted: the
-   *  record ``reapply_isr`` replays. */
-  private val owedRecord = mutable.Map.empty[Int, Long]
   val events = mutable.ArrayBuffer.empty[String]
   private var lastOp: Option[(String, Int)] = None
 
@@ -175,7 +172,10 @@ final class Cluster(settings: Settings, assignment: Seq[Int], root: Path) {
     val source = fetcher.leader.brokerEndPoint().id
     if (source != l) throw new Refused("not_enabled", s"r$f fetches from r$source, not r$l")
     val send = b.sends(l)
-    if (send.parked) { // a response the model dropped (a new epoch came): Kafka processes and ignores it
+    // A response the model dropped (a new epoch came).  Kafka ignores it from KAFKA-18991
+    // (3.9.1, 4.0.1, 4.1.0: processFetchRequest compares the request's leader epoch); before,
+    // it acts on it where the restarted fetch state is Fetching at the offset requested.
+    if (send.parked) {
       events += s"r$f processes its earlier, stale fetch response first"
       send.respond()
     }
@@ -266,14 +266,13 @@ final class Cluster(settings: Settings, assignment: Seq[Int], root: Path) {
     val from = earlier(l).headOption.getOrElse(channels(l))
     val (request, respond) = from.pop().getOrElse(throw new Refused("not_enabled", s"r$l has no AlterPartition held"))
     val data = request.asInstanceOf[AlterPartitionRequest].data()
-    val (response, first, count) = try bench.alterPartition(data, request.version()) catch {
+    val (response, _, _) = try bench.alterPartition(data, request.version()) catch {
       // The controller refuses the whole request (a stale broker epoch: an earlier process
       // of the broker sent it), as ControllerApis answers a failed request.
       case e: org.apache.kafka.common.errors.ApiException =>
         events += s"controller refused r$l's AlterPartition: ${org.apache.kafka.common.protocol.Errors.forException(e).name}"
         (request.getErrorResponse(0, e).asInstanceOf[AlterPartitionResponse].data(), 0L, 0)
     }
-    if (count > 0) owedRecord(l) = first + count
     val errors = response.topics().asScala.flatMap(_.partitions().asScala).map(_.errorCode()).filter(_ != 0)
     if (errors.nonEmpty) events += s"controller refused r$l's AlterPartition: ${errors.map(e => org.apache.kafka.common.protocol.Errors.forCode(e).name).mkString(",")}"
     val adopted = brokers(l).exists(_.channel eq from)
@@ -294,9 +293,15 @@ final class Cluster(settings: Settings, assignment: Seq[Int], root: Path) {
       if (log.isPartitionRecord(o - 1)) to = o
     }
     if (replayOwed) {
-      val owed = owedRecord.getOrElse(l, -1L)
-      if (owed <= b.cursor || owed > o) throw new Refused("not_enabled", s"r$l has no adopted change's record to replay")
-      to = owed
+      // The record of the change the leader adopted from an AlterPartition response: the
+      // unread partition record of the leader and partition epochs it holds.  A response
+      // it ignored (Partition.handleAlterPartitionUpdate: another leader epoch, as a shrink
+      // before 3.6 bumps it) adopted nothing and leaves the earlier change's record owed.
+      val myPartitionEpoch = b.partition(bench.topicPartition).map(_.getPartitionEpoch).getOrElse(-1)
+      val owed = (b.cursor until o).filter(x => log.isPartitionRecord(x) && log.leaderEpochAt(x) == myEpoch &&
+        log.partitionEpochAt(x) == myPartitionEpoch).lastOption
+        .getOrElse(throw new Refused("not_enabled", s"r$l has no adopted change's record to replay"))
+      to = owed + 1
     }
     if (to <= b.cursor) throw new Refused("not_enabled", s"r$l has no record of its leader epoch to apply")
     b.publish(log, log.batchEnd(to - 1))

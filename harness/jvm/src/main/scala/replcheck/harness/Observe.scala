@@ -67,8 +67,8 @@ object Observe {
             "state" -> st.map(_.state.toString.toLowerCase),
             "offset" -> st.map(_.fetchOffset),
             "epoch" -> st.map(_.currentLeaderEpoch),
-            // A request sent in an earlier leader epoch is one Kafka will ignore the answer
-            // to (processFetchRequest checks the epoch): the model has dropped it already.
+            // A request sent in an earlier leader epoch is one the model has dropped already
+            // (Kafka ignores its answer from KAFKA-18991: processFetchRequest checks the epoch).
             "in_flight" -> b.sends.get(leaderId).exists(s => s.parked &&
               s.inflightRequest.exists(r => requestEpochs(r).forall(e => st.exists(_.currentLeaderEpoch == e)))),
             "stale_in_flight" -> b.sends.get(leaderId).exists(s => s.parked &&
