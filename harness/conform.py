@@ -79,6 +79,7 @@ def settings_of(config: Config) -> dict[str, Any]:
         "metadata_version": config.metadata_version or newest_of(config.mode),
         "elr": bool(config.elr),
         "unclean": bool(config.unclean_election),
+        "acks": config.acks,
     }
 
 
@@ -91,8 +92,6 @@ def check_expressible(config: Config) -> None:
         )
     if config.atomic:
         raise HarnessUnavailable("conform needs the message-level model (not --atomic)")
-    if config.acks != -1:
-        raise HarnessUnavailable("conform runs acks=all traces only")
 
 
 def conform_many(

@@ -379,10 +379,10 @@ package replcheck.harness {
     }
 
     /** A producer's acks=all append; ``done`` gets the partition's error. */
-    def append(rm: ReplicaManager, tip: TopicIdPartition, records: MemoryRecords, done: Errors => Unit): Unit =
+    def append(rm: ReplicaManager, tip: TopicIdPartition, records: MemoryRecords, acks: Short, done: Errors => Unit): Unit =
       rm.appendRecords(
         timeout = Long.MaxValue,
-        requiredAcks = -1,
+        requiredAcks = acks,
         internalTopicsAllowed = false,
         origin = AppendOrigin.CLIENT,
         entriesPerPartition = Map(tip -> records),

@@ -27,6 +27,7 @@ final case class Settings(
   metadataVersion: MetadataVersion,
   elr: Boolean,
   unclean: Boolean,
+  acks: Short = -1,
 )
 
 /** One broker process: Kafka's own ReplicaManager, LogManager, Partition, fetcher and
@@ -91,10 +92,10 @@ final class Broker(
   val failed = mutable.Map.empty[Int, String]
   val waiting = mutable.Set.empty[Int]
 
-  /** A producer with acks=all appends record ``recordId`` (its value names it). */
+  /** A producer (acks=all, or acks=1) appends record ``recordId`` (its value names it). */
   def write(tip: TopicIdPartition, recordId: Int): Unit = {
     waiting += recordId
-    Compat.append(replicaManager, tip, Compat.record(s"m$recordId".getBytes), error => {
+    Compat.append(replicaManager, tip, Compat.record(s"m$recordId".getBytes), settings.acks, error => {
       waiting -= recordId
       if (error == Errors.NONE) acked += recordId else failed(recordId) = error.name
     })

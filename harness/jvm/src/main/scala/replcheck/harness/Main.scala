@@ -32,6 +32,7 @@ object Main {
       metadataVersion = Compat.metadataVersion(s.get("metadata_version").asText()),
       elr = s.get("elr").asBoolean(),
       unclean = s.get("unclean").asBoolean(),
+      acks = Option(s.get("acks")).map(_.asInt().toShort).getOrElse(-1.toShort),
     )
     out.println(json.writeValueAsString(header(settings)))
     input.get("traces").elements().asScala.zipWithIndex.foreach { case (trace, k) => run(settings, trace, k, out) }
