@@ -13,7 +13,7 @@ from replcheck.model import KafkaReplication, make_config
 from replcheck.model.kafka.config import ConfigError
 from replcheck.model.kafka.protocol import UnknownVersion, version_name
 from replcheck.model.kafka.releases import EPOCH_LOOP, ON_FETCH, behaviour
-from replcheck.model.kafka.state import last_known_elr
+from replcheck.model.kafka.state import NO_LEADER, last_known_elr
 from replcheck.traces.load import parse_action
 from replcheck.traces.replay import NotEnabled, execute
 from replcheck.traces.text import state_changes
@@ -624,9 +624,13 @@ def test_the_kraft_controller_ignores_unclean_election_before_3_9():
     )
     honoured = make_config(dict(mode="3.9.0", kraft=True, unclean_election=True, **small))
     assert honoured.elects_unclean and not honoured.unclean_ignored
-    assert _states(kafka="3.9.0", kraft=True, unclean_election=True, **small) > _states(
-        kafka="3.9.0", kraft=True, **small
-    )
+    # An unclean election replaces a leaderless partition by a led one, so the spaces
+    # differ, not always in size (16,040 states against 15,907; 28,344 against 28,392
+    # since a leader proposes from a stale partition version, whose refused requests
+    # the leaderless states keep queued too).
+    clean = reachable(kafka(kafka="3.9.0", kraft=True, **small))
+    unclean = reachable(kafka(kafka="3.9.0", kraft=True, unclean_election=True, **small))
+    assert unclean - clean and all(s.ctrl_leader != NO_LEADER for s in unclean - clean)
     # The unclean election itself: r1 left the ISR, r0 crashed; only 3.9.0 elects r1.
     steps = [
         "shrink_isr(leader=r0, follower=r1)",

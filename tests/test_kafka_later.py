@@ -244,6 +244,79 @@ def test_a_pending_alter_partition_is_refused_after_the_removal():
     assert (lead.isr, lead.pending_isr, lead.zk_current) == (0b101, 0, 1)
 
 
+# r0 leads {r0, r1} (r2 shrunk and the change adopted); the controller then removes the
+# fenced r1 without a new leader epoch (KRaft 3.6+), so r0's partition epoch is stale
+# until it applies the record; r2 is caught up at r0's HW.
+STALE_EPOCH = [
+    "shrink_isr(leader=r0, follower=r2)",
+    "alter_isr(leader=r0)",
+    "fence(replica=r1, new_leader=r0)",
+    "fetch_request(follower=r2, leader=r0)",
+]
+
+
+def test_a_leader_with_a_stale_partition_epoch_proposes_and_waits_pending():
+    """From 2.7 (KIP-497) maybeExpandIsr / maybeShrinkIsr check only
+    ``!partitionState.isInflight``: a leader whose cached partition epoch is stale still
+    proposes, the controller refuses it (INVALID_UPDATE_VERSION) and the leader "gives
+    up" in its pending state (4.1 Partition.handleAlterPartitionError returns false)
+    until the next metadata record (makeLeader -> updateAssignmentAndIsr), its maximal
+    ISR holding the HW back.  Found by replcheck conform (random walks on 4.1.0)."""
+    bounds = dict(replicas=3, records=1, fencing=True)
+    model, states = run("4.1.0", STALE_EPOCH, **bounds)
+    lead = states[-1].replicas[0]
+    assert (states[-1].ctrl_isr, lead.isr, lead.zk_current) == (0b001, 0b011, 0)
+    assert lead.pending_isr == 0b111 and lead.alter_item == 1  # proposed: r2 caught up
+    assert states[-1].alter_requests == ((0, 1, 0, 0b111, 0),)  # with the stale epoch
+    steps = [*STALE_EPOCH, "alter_isr(leader=r0)"]  # refused: INVALID_UPDATE_VERSION
+    model, states = run("4.1.0", steps, **bounds)
+    refused = states[-1]
+    lead = refused.replicas[0]
+    assert (refused.ctrl_isr, refused.alter_requests) == (0b001, ())
+    assert (lead.isr, lead.pending_isr, lead.alter_item) == (0b011, 0b111, 0)  # item answered
+    names = {a.name for a in model.actions(refused)}
+    assert "apply_isr" in names and not names & {"shrink_isr", "shrink_isr_set"}
+    # r1 (fenced, still fetching: same leader epoch) catches up; the HW waits for r2,
+    # a member of r0's maximal ISR, until the record's ISR {r0} replaces the pending one.
+    steps += ["write(leader=r0)", "fetch_request(follower=r1, leader=r0)"]
+    steps += ["fetch_response(follower=r1)", "fetch_request(follower=r1, leader=r0)"]
+    _model, states = run("4.1.0", steps, **bounds)
+    lead = states[-1].replicas[0]
+    assert (lead.remote_leo[1:], lead.leo, lead.hw, lead.pending) == ((1, 0), 1, 0, 0b10)
+    _model, states = run("4.1.0", [*steps, "apply_isr(leader=r0)"], **bounds)
+    lead = states[-1].replicas[0]
+    assert (lead.isr, lead.pending_isr, lead.zk_current, lead.hw) == (0b001, 0, 1, 1)
+
+
+@pytest.mark.parametrize(("release", "proposes"), [("2.6.3", False), ("2.8.2", True)])
+def test_a_stale_zk_version_stops_the_isr_write_only_before_2_7(release, proposes):
+    """Before 2.7 the ISR write is a ZooKeeper update conditional on the leader's cached
+    zkVersion (Partition.updateIsr): with a stale one it fails and the leader keeps its
+    ISR, so the model does not take it.  From 2.7 the leader proposes anyway (AlterIsr)
+    and the controller refuses it (2.8 handleAlterIsrResponse: "Giving up")."""
+    steps = ["shrink_isr(leader=r0, follower=r2)"]
+    if proposes:
+        steps.append("alter_isr(leader=r0)")
+    steps += ["crash(replica=r1, keep=0)", "notice_crash(replica=r1, new_leader=r0)"]
+    bounds = dict(replicas=3, records=0)
+    model, states = run(release, steps, **bounds)
+    stale = states[-1]
+    lead = stale.replicas[0]
+    assert (stale.ctrl_epoch, stale.ctrl_isr, lead.epoch, lead.isr, lead.zk_current) == (
+        2,
+        0b001,
+        1,
+        0b011,
+        0,
+    )
+    assert (A("shrink_isr", 0, 1) in list(model.actions(stale))) == proposes
+    model, states = run(release, [*steps, "fetch_request(follower=r2, leader=r0)"], **bounds)
+    lead = states[-1].replicas[0]
+    assert (states[-1].ctrl_isr, states[-1].ctrl_isr_written, lead.isr) == (0b001, 0, 0b011)
+    assert lead.pending_isr == (0b111 if proposes else 0)
+    assert len(states[-1].alter_requests) == int(proposes)
+
+
 LAST_LEADER_BACK_FIRST = [
     "write(leader=r0)",
     "fetch_request(follower=r1, leader=r0)",

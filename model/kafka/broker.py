@@ -103,10 +103,21 @@ class BrokerRules:
         """KIP-497 (2.7 Partition.expandIsrWithAlterIsr / shrinkIsrWithAlterIsr): the
         leader enters PendingExpandIsr or PendingShrinkIsr and sends AlterIsr; until
         the answer its maximal ISR (the larger of the two) holds the HW back.  It
-        proposes only while nothing is pending (``isInflight``), from 3.0 only while
-        no earlier request is unanswered (``alter_item``), and, as before, while its
-        cached partition version is current (a request with a stale one is refused and
-        the leader then waits for the next LeaderAndIsr anyway)."""
+        proposes only while nothing is pending (``isInflight``) and, from 3.0, only
+        while no earlier request is unanswered (``alter_item``: the
+        AlterPartitionManager's one item per partition, KAFKA-12686), but whether or
+        not its cached partition version (zkVersion, KRaft partition epoch) is still
+        the controller's: ``maybeExpandIsr`` / ``maybeShrinkIsr`` test only
+        ``!partitionState.isInflight`` (2.7 to 4.1), and the request carries the
+        cached version.  A stale one is refused (INVALID_UPDATE_VERSION; a stale leader
+        epoch, FENCED_LEADER_EPOCH) and the leader "gives up" in its pending state
+        (2.7 to 2.8 ``Partition.handleAlterIsrResponse``, 3.x to 4.1
+        ``handleAlterPartitionError`` returns false with ``partitionState`` unchanged)
+        until the next LeaderAndIsr or metadata record (``makeLeader`` ->
+        ``updateAssignmentAndIsr``): its maximal ISR goes on holding the HW back and
+        it proposes nothing else (:meth:`ControllerRules._do_alter_isr`).  Before 2.7
+        the ISR write itself is conditional on the zkVersion and is taken only while
+        it is current (:meth:`_do_shrink_isr`, ``MessageRules._leader_saw_fetch``)."""
         r = s.replicas[i]
         request = (i, r.epoch, r.zk_current, isr, 0)
         r = r.replace(pending_isr=isr, alter_item=int(self.behaviour.one_isr_request_in_flight))

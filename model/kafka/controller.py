@@ -376,8 +376,12 @@ class ControllerRules:
         """The controller handles the oldest ISR change ``sender`` asked for (2.7+).
 
         Refused (the request is dropped; the leader stays pending until a new
-        LeaderAndIsr, Partition.handleAlterIsrResponse) on a stale leader epoch
-        (FENCED_LEADER_EPOCH) or partition version (INVALID_UPDATE_VERSION).
+        LeaderAndIsr or metadata record: 2.7 to 2.8 Partition.handleAlterIsrResponse,
+        "Giving up", 3.x to 4.1 handleAlterPartitionError returns false and leaves
+        partitionState as it was) on a stale leader epoch (FENCED_LEADER_EPOCH) or
+        partition version (INVALID_UPDATE_VERSION), which a leader proposing from a
+        stale cached version sends (BrokerRules._propose_isr).  The sender's
+        AlterPartitionManager item (3.0+) leaves with any answer, a refusal too.
         From 3.3 (KIP-841) a fenced member is INELIGIBLE_REPLICA and from 3.5 in
         KRaft (KIP-903) so is a member whose broker registered again since the
         fetch behind the request; the leader then returns to its committed ISR.

@@ -92,8 +92,11 @@ class MessageRules:
 
         The follower joins the ISR when its fetch offset reaches the leader's HW
         and, from KAFKA-7128 (2.0.1), the start of the leader's epoch.  This is the
-        only place the ISR grows: a fresh fetch in the current epoch.  The write
-        is conditional on the leader's zkVersion.
+        only place the ISR grows: a fresh fetch in the current epoch.  Before 2.7
+        the write is conditional on the leader's zkVersion (Partition.updateIsr: a
+        stale one fails and the leader keeps its ISR, so the model takes it only
+        while the version is current).  From 2.7 the leader proposes whatever its
+        cached version (:meth:`BrokerRules._propose_isr`).
         """
         lead = s.replicas[i]
         remote = put(lead.remote_leo, f, offset)
@@ -102,7 +105,7 @@ class MessageRules:
         needs_epoch_start = self.behaviour.isr_join_needs_epoch_start
         if (
             not lead.isr >> f & 1
-            and lead.zk_current
+            and (lead.zk_current or self.behaviour.alter_isr)
             and not lead.pending_isr
             and not lead.alter_item  # 3.0+: an unanswered request (KAFKA-12686)
             and offset >= lead.hw

@@ -354,7 +354,10 @@ TABLE: tuple[Row, ...] = (
     Row(
         "alter_isr",
         "ISR changes are requests to the controller (AlterIsr, AlterPartition); while one is "
-        "pending the leader counts its maximal ISR (committed and proposed) for the HW",
+        "pending the leader counts its maximal ISR (committed and proposed) for the HW; it "
+        "proposes whether or not its cached partition version is current, and one refused "
+        "as stale stays pending until the next LeaderAndIsr or metadata record (before, the "
+        "ZooKeeper write conditional on the zkVersion is only tried while it is current)",
         False,
         (
             (

@@ -352,9 +352,12 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                     cfg.acks != -1 or bits(r.isr) >= cfg.min_insync_replicas
                 ):
                     yield Action("write", (i,))
-                # ISR shrinks are conditional ZooKeeper writes (ref § ISR); from 2.7
-                # one change at a time is pending with the controller, and from 3.0
-                # none while the last request is unanswered (KAFKA-12686).
+                # ISR shrinks are conditional ZooKeeper writes (ref § ISR), taken only
+                # while the leader's zkVersion is current (a stale one fails and changes
+                # nothing: Partition.updateIsr, to 2.6); from 2.7 one change at a time is
+                # pending with the controller, whatever the leader's cached partition
+                # version (maybeShrinkIsr checks only isInflight: BrokerRules._propose_isr),
+                # and from 3.0 none while the last request is unanswered (KAFKA-12686).
                 # Partition.maybeShrinkIsr removes every follower out of sync at that
                 # moment (getOutOfSyncReplicas: not caught up for replica.lag.time.max.ms;
                 # from 2.1, KAFKA-7152, never one whose LEO as the leader recorded it
@@ -363,7 +366,7 @@ class KafkaReplication(BrokerRules, ControllerRules, MessageRules):
                 # (shrink_isr) or several (shrink_isr_set).  Before 2.1 a caught-up
                 # follower may be: it stopped fetching for as long
                 # (Behaviour.caught_up_stays_in_isr).
-                if r.zk_current and not r.pending_isr and not r.alter_item:
+                if (r.zk_current or b.alter_isr) and not r.pending_isr and not r.alter_item:
                     lagging = 0
                     for f in self.ids:
                         if (

@@ -75,14 +75,15 @@ class SymMessages(SymController):
         return diverges, epoch, end
 
     def _leader_saw_fetch(self, s: SymState, i: int, f: int, offset: Num) -> SymState:
-        """Mirrors MessageRules._leader_saw_fetch."""
+        """Mirrors MessageRules._leader_saw_fetch: the zkVersion guard only before 2.7
+        (from AlterIsr the leader proposes whatever its cached partition version)."""
         b = self.behaviour
         lead = s.replicas[i]
         remote = tuple(offset if k == f else x for k, x in enumerate(lead.remote))
         lead = lead.replace(remote=remote)
         joins = z3.And(
             z3.Not(lead.isr[f]),
-            lead.zk_current,
+            self.a.true if b.alter_isr else lead.zk_current,
             z3.Not(self.some(lead.pending_isr)),
             self._no_isr_item(lead),
             offset >= lead.hw,

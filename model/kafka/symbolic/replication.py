@@ -296,11 +296,12 @@ class KafkaSymbolic(SymMessages):
         if name == "reapply_isr":
             return z3.And(alive, leads, r.record_owed, self.some(r.pending_isr))
         if name in ("shrink_isr", "shrink_isr_set"):
+            # The zkVersion guard only before 2.7 (KafkaReplication.actions).
             followers = [args[1]] if name == "shrink_isr" else members(args[1])
             return z3.And(
                 alive,
                 leads,
-                r.zk_current,
+                self.a.true if b.alter_isr else r.zk_current,
                 z3.Not(self.some(r.pending_isr)),
                 self._no_isr_item(r),
                 *[z3.And(r.isr[f], self._out_of_sync(r, f)) for f in followers],

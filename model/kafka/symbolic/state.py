@@ -239,7 +239,8 @@ def request_slots(config: Config, b: Behaviour, epochs: int) -> int:
     """How many ISR requests may be queued at once (``epochs``: the history slots).
 
     A leader proposes only with no change pending (model/kafka/broker.py
-    ``_propose_isr``).  It has none when it becomes leader, and after each event that
+    ``_propose_isr``), whatever its cached partition version: one refused as stale
+    leaves it pending.  It has none when it becomes leader, and after each event that
     dequeues one of its requests (adopted, refused as ineligible, or accepted and
     then applied); besides those, after a change the controller makes in its epoch
     and it applies (KRaft 3.6+: a fenced follower's removal, one per crash), and in
