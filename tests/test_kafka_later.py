@@ -485,7 +485,6 @@ def test_a_second_request_queues_only_before_kafka_12686(release, kraft, second)
     assert doubled == second
 
 
-
 # A Fetch answered in epoch 1, then a new leader epoch with the same leader reaches the
 # follower while the answer is in flight: in KRaft before metadata.version 3.6-IV0 an ISR
 # shrink starts one; with ZooKeeper, the controller's removal of a crashed follower.

@@ -325,7 +325,6 @@ class BrokerRules:
             pending_isr=0,
         )
 
-
     def _keeps_fetch_answer(self, r: Replica) -> bool:
         """Whether a follower re-added to its fetcher in a new epoch of the same leader
         still processes the Fetch answer of the older epoch (``r`` as it was before).
