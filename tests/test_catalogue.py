@@ -60,13 +60,15 @@ def test_the_catalogue_reaches_4_4_and_judges_f4_fixed_in_4_3():
     assert entries["F3"].affected == ("3.3.0", "4.4.0")
     f4 = entries["F4"]
     assert (f4.affected, f4.fixed) == (("4.0.0", "4.2.2"), "4.3.0")
-    # one release per behaviour: 4.0.x, 4.1.0, 4.1.1 - 4.2.2 (newest of each)
-    assert affected_releases(f4) == ["4.0.2", "4.1.0", "4.2.2"]
+    # one release per behaviour: 4.0.0, 4.0.1 - 4.0.2 (KAFKA-18991), 4.1.0, 4.1.1 - 4.2.2
+    # (newest of each)
+    assert affected_releases(f4) == ["4.0.0", "4.0.2", "4.1.0", "4.2.2"]
     assert affected_releases(entries["F3"])[-3:] == ["4.1.0", "4.2.2", "4.4.0"]
     assert entries["A13"].affected[1] == entries["B6"].affected[1] == "4.0.2"
     result = run_entry(f4)
     assert result.ok, result.problem
     assert [(v.release, v.violated) for v in result.verdicts] == [
+        ("4.0.0", True),
         ("4.0.2", True),
         ("4.1.0", True),
         ("4.2.2", True),
