@@ -50,8 +50,7 @@ def _bounds(values: dict) -> str:
 
 
 def _affects(r: EntryResult, release: str) -> bool:
-    first, last = (RELEASES.index(x) for x in r.entry.affected)
-    return first <= RELEASES.index(release) <= last
+    return r.entry.is_affected(release)
 
 
 def _one_line(text: str) -> str:
@@ -166,7 +165,8 @@ def build() -> dict[str, str]:
         "trade-off of Kafka's partition replication, with the releases it affected.  "
         "`replcheck catalogue` holds the model to it: every release of the affected range "
         "(one per distinct behaviour of the release table) must violate the entry's "
-        "invariant at its bounds, and the first fixed release must not, either by "
+        "invariant at its bounds, and the first fixed release (and any release of the range "
+        "whose branch got the fix backported) must not, either by "
         "exhaustive search at the same bounds or, where another bug of that release still "
         "breaks the invariant there, along the affected release's counterexample replayed "
         "under the fixed release.  Where the shortest counterexample at the bounds is "
@@ -213,7 +213,7 @@ def build() -> dict[str, str]:
         mark = "" if r.ok else " **(does not behave as catalogued)**"
         anchor = svg_matrix.github_anchor(e.id)
         out.append(
-            f"| [{e.id}](#{anchor}) | {e.jira} | {e.affected_text} | {e.fixed or '—'} "
+            f"| [{e.id}](#{anchor}) | {e.jira} | {e.affected_text} | {e.fixed_text} "
             f"| `{e.invariant}` | {verdicts}{mark} |"
         )
 
@@ -223,7 +223,7 @@ def build() -> dict[str, str]:
         out.append(_one_line(e.mechanism))
         out.extend(["", f"- Bounds: `{_bounds(e.bounds)}`; invariant `{e.invariant}`."])
         for v in r.verdicts:
-            role = "fixed" if v.release == e.fixed else "affected"
+            role = "fixed" if v.release in (e.fixed, *e.backports) else "affected"
             out.append(f"- {v.release} ({role}): {v.how}.")
         if e.note:
             out.extend(["", _one_line(e.note)])

@@ -8,7 +8,12 @@ import json
 import pytest
 
 from replcheck.checker.cli.main import main
-from replcheck.checker.suites.catalogue import affected_releases, load_catalogue, run_entry
+from replcheck.checker.suites.catalogue import (
+    CatalogueError,
+    affected_releases,
+    load_catalogue,
+    run_entry,
+)
 from replcheck.model.kafka.releases import RELEASES, behaviour
 from tests.conftest import regenerate
 
@@ -55,13 +60,15 @@ def test_the_catalogue_reaches_4_4_and_judges_f4_fixed_in_4_3():
     assert entries["F3"].affected == ("3.3.0", "4.4.0")
     f4 = entries["F4"]
     assert (f4.affected, f4.fixed) == (("4.0.0", "4.2.2"), "4.3.0")
-    # one release per behaviour: 4.0.x, 4.1.0, 4.1.1 - 4.2.2 (newest of each)
-    assert affected_releases(f4) == ["4.0.2", "4.1.0", "4.2.2"]
+    # one release per behaviour: 4.0.0, 4.0.1 - 4.0.2 (KAFKA-18991), 4.1.0, 4.1.1 - 4.2.2
+    # (newest of each)
+    assert affected_releases(f4) == ["4.0.0", "4.0.2", "4.1.0", "4.2.2"]
     assert affected_releases(entries["F3"])[-3:] == ["4.1.0", "4.2.2", "4.4.0"]
     assert entries["A13"].affected[1] == entries["B6"].affected[1] == "4.0.2"
     result = run_entry(f4)
     assert result.ok, result.problem
     assert [(v.release, v.violated) for v in result.verdicts] == [
+        ("4.0.0", True),
         ("4.0.2", True),
         ("4.1.0", True),
         ("4.2.2", True),
@@ -69,12 +76,47 @@ def test_the_catalogue_reaches_4_4_and_judges_f4_fixed_in_4_3():
     ]
 
 
+def test_a_fix_backported_into_the_range_leaves_its_branch_out():
+    """C1 (KAFKA-18991): fixed in 3.9.1 and 4.0.1 (mainline 4.1.0), so 2.8.0 to 4.0.0 are
+    affected except 3.9.1, which is judged as a fixed release."""
+    c1 = ENTRIES["C1"]
+    assert (c1.affected, c1.fixed, c1.backports) == (("2.8.0", "4.0.0"), "4.0.1", ("3.9.1",))
+    assert c1.is_affected("3.9.0") and c1.is_affected("4.0.0") and c1.is_affected("2.8.0")
+    assert not c1.is_affected("3.9.1") and not c1.is_affected("2.7.2")
+    chosen = affected_releases(c1)
+    assert "3.9.1" not in chosen and chosen[-2:] == ["3.9.0", "4.0.0"]
+    assert c1.affected_text == "2.8.0 – 4.0.0 except 3.9.1"
+    assert c1.fixed_text == "3.9.1, 4.0.1"
+
+
+def test_a_backport_outside_the_range_is_refused(tmp_path):
+    text = CORRECT_C1.replace('backports = ["3.9.1"]', 'backports = ["2.7.2"]')
+    with pytest.raises(CatalogueError, match="backport 2.7.2 is not a fixed release inside"):
+        load_catalogue(_catalogue(tmp_path, text))
+
+
+CORRECT_C1 = """
+[[bug]]
+id = "X4"
+title = "a backported fix"
+kind = "bug"
+affected = ["2.8.0", "4.0.0"]
+fixed = "4.0.1"
+backports = ["3.9.1"]
+invariant = "consistent-logs"
+bounds = { replicas = 3, records = 1, epochs = 3, crashes = 0 }
+mechanism = "none"
+"""
+
+
 @pytest.mark.parametrize("entry_id", sorted(set(ENTRIES) - SLOW))
 def test_entry_behaves_as_catalogued(entry_id):
     result = run_entry(ENTRIES[entry_id])
     assert result.ok, result.problem
     verdicts = result.verdicts[:-1] if result.entry.rule else result.verdicts
-    affected = [v for v in verdicts if v.release != result.entry.fixed]
+    fixed = (result.entry.fixed, *result.entry.backports)
+    affected = [v for v in verdicts if v.release not in fixed]
+    assert all(v.violated is False for v in verdicts if v.release in result.entry.backports)
     assert affected and all(v.violated for v in affected)
     if result.entry.rule:  # the newest release, keeping the rule, holds
         assert result.verdicts[-1].violated is False

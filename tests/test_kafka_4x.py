@@ -73,9 +73,12 @@ def test_a_newer_metadata_version_needs_a_newer_binary():
 
 
 def test_the_releases_differ_only_where_the_table_says():
-    """4.0.1 and 4.0.2 behave as 4.0.0; 4.1.1 changes the last known leader; 4.3.0 the
-    directory report; nothing after (4.3.1 to 4.4.0)."""
-    assert differences("4.0.0", "4.0.2") == []
+    """4.0.1 checks the leader epoch of a Fetch answer (KAFKA-18991); 4.0.2 behaves as
+    4.0.1 and 4.1.0; 4.1.1 changes the last known leader; 4.3.0 the directory report;
+    nothing after (4.3.1 to 4.4.0)."""
+    assert [d[0] for d in differences("4.0.0", "4.0.1")] == ["fetch_answer_checks_epoch"]
+    assert "KAFKA-18991" in differences("4.0.0", "4.0.1")[0][3]
+    assert differences("4.0.1", "4.0.2") == []
     assert [d[0] for d in differences("4.1.0", "4.1.1")] == ["last_known_leader_on_leaderless"]
     assert differences("4.1.1", "4.2.2") == []
     assert [d[0] for d in differences("4.2.2", "4.3.0")] == ["dir_report_keeps_elr"]

@@ -483,3 +483,65 @@ def test_a_second_request_queues_only_before_kafka_12686(release, kraft, second)
         items = [i for i, r in enumerate(s.replicas) if r.alter_item]
         assert items == (sorted(set(senders)) if waits else []), s
     assert doubled == second
+
+
+# A Fetch answered in epoch 1, then a new leader epoch with the same leader reaches the
+# follower while the answer is in flight: in KRaft before metadata.version 3.6-IV0 an ISR
+# shrink starts one; with ZooKeeper, the controller's removal of a crashed follower.
+SHRINK_NEW_EPOCH = [
+    "write(leader=r0)",
+    "fetch_request(follower=r1, leader=r0)",
+    "fetch_response(follower=r1)",  # a record: its log has a latest epoch
+    "write(leader=r0)",
+    "fetch_request(follower=r1, leader=r0)",
+    "shrink_isr(leader=r0, follower=r1)",
+    "alter_isr(leader=r0)",
+    "deliver(replica=r0)",
+    "deliver(replica=r1)",
+]
+CRASH_NEW_EPOCH = [
+    "write(leader=r0)",
+    "fetch_request(follower=r1, leader=r0)",
+    "fetch_response(follower=r1)",  # a record: its log has a latest epoch
+    "write(leader=r0)",
+    "fetch_request(follower=r1, leader=r0)",
+    "crash(replica=r2, keep=0)",
+    "notice_crash(replica=r2, new_leader=r0)",
+    "deliver(replica=r0)",
+    "deliver(replica=r1)",
+]
+OLD_MV = {"kraft": True, "metadata_version": "3.5-IV2"}
+
+
+@pytest.mark.parametrize(
+    "release, extra, kept",
+    [
+        ("2.8.0", {"replicas": 3}, True),
+        ("3.5.0", {"kraft": True}, True),
+        ("3.9.0", {"replicas": 3}, True),
+        ("3.9.0", OLD_MV, True),
+        ("4.0.0", OLD_MV, True),
+        # KAFKA-18991: the request's leader epoch must be the fetcher's current one.
+        ("3.9.1", {"replicas": 3}, False),
+        ("3.9.1", OLD_MV, False),
+        ("4.0.1", OLD_MV, False),
+        ("4.1.0", OLD_MV, False),
+        # Before truncation on fetch the re-added partition is Truncating.
+        ("2.7.2", {"replicas": 3}, False),
+        ("2.8.0", {"replicas": 3, "ibp": "2.7-IV0"}, False),
+    ],
+)
+def test_a_fetch_answer_of_the_older_epoch_is_kept_until_kafka_18991(release, extra, kept):
+    """ReplicaManager (makeFollowers, applyLocalFollowersDelta) re-adds the partition at
+    its log end, Fetching with truncation on fetch (AbstractFetcherThread
+    .partitionFetchState); until KAFKA-18991 processFetchRequest compares only the fetch
+    offset, so the answer of epoch 1 is appended in epoch 2."""
+    steps = CRASH_NEW_EPOCH if extra.get("replicas") == 3 else SHRINK_NEW_EPOCH
+    model, states = run(release, steps, records=2, **extra)
+    follower = states[-1].replicas[1]
+    assert (follower.epoch, follower.leader) == (2, 0)
+    assert (follower.inflight != ()) == kept
+    assert behaviour(release).fetch_answer_checks_epoch == (release in ("3.9.1", "4.0.1", "4.1.0"))
+    if kept:
+        after = model.next_state(states[-1], A("fetch_response", 1))
+        assert after.replicas[1].log == states[-1].replicas[0].log  # its epoch-1 record

@@ -5,9 +5,10 @@ affected, the first release that fixed it, the bounds that show it and the
 invariant it breaks.  :func:`run_entry` holds the model to it:
 
 - every release in the affected range (one per distinct row of the release
-  table, since releases with the same behaviour have the same state space)
+  table, since releases with the same behaviour have the same state space),
+  except those of the branches a fix was backported to (``backports``),
   violates the invariant at the bounds, or along the entry's pinned ``steps``;
-- the fixed release does not: BFS at the same bounds finds nothing, or, where
+- the fixed release, and each backport, does not: BFS at the same bounds finds nothing, or, where
   another bug of that release still breaks the invariant at those bounds (or the
   space is too large to exhaust, ``fixed_by = "replay"``), the affected release's
   counterexample replayed under the fixed release no longer violates it.
@@ -65,6 +66,20 @@ class Entry:
     # Later releases whose protocol takes other steps to the same interleaving:
     # (first release, its steps), oldest first; each replaces ``steps`` from there on.
     steps_from: tuple[tuple[str, tuple[Action, ...]], ...] = ()
+    # Releases inside the affected range that have a backported fix: each, and the later
+    # releases of its branch (X.Y), are not affected ("3.9.1": 3.9.1 and later 3.9.x).
+    backports: tuple[str, ...] = ()
+
+    def is_affected(self, release: str) -> bool:
+        """Whether ``release`` is in the affected range and has no backported fix."""
+        first, last = (RELEASES.index(r) for r in self.affected)
+        if not first <= RELEASES.index(release) <= last:
+            return False
+        return not any(
+            release.split(".")[:2] == fix.split(".")[:2]
+            and RELEASES.index(release) >= RELEASES.index(fix)
+            for fix in self.backports
+        )
 
     def steps_for(self, release: str) -> tuple[Action, ...]:
         """The pinned steps that apply to ``release`` (empty: BFS finds the interleaving)."""
@@ -85,7 +100,17 @@ class Entry:
             return "every release (by design)"
         if self.kind == "rule":
             return f"{first} – {last} keep the rule"
-        return first if first == last else f"{first} – {last}"
+        span = first if first == last else f"{first} – {last}"
+        if self.backports:
+            span += " except " + ", ".join(
+                f"{fix}+" if fix != _branch_last(fix) else fix for fix in self.backports
+            )
+        return span
+
+    @property
+    def fixed_text(self) -> str:
+        """The fixed release, after the backports: "3.9.1, 4.0.1" or "—"."""
+        return ", ".join((*self.backports, self.fixed)) if self.fixed else "—"
 
 
 @dataclass
@@ -113,6 +138,11 @@ class EntryResult:
     def incomplete(self) -> bool:
         """No release contradicts the entry, but a search stopped before judging one."""
         return not self.problem and any(v.violated is None for v in self.verdicts)
+
+
+def _branch_last(release: str) -> str:
+    """The newest covered release of ``release``'s branch (X.Y)."""
+    return [r for r in RELEASES if r.split(".")[:2] == release.split(".")[:2]][-1]
 
 
 # ------------------------------------------------------------------ loading
@@ -143,6 +173,7 @@ _KEYS = {
     "kind",
     "affected",
     "fixed",
+    "backports",
     "invariant",
     "bounds",
     "mechanism",
@@ -190,6 +221,20 @@ def _entry(path: str | Path, index: int, t: Any) -> Entry:
         raise CatalogueError(f"{where}: affected range {first} – {last} is backwards")
     if fixed is not None and RELEASES.index(fixed) <= RELEASES.index(last):
         raise CatalogueError(f"{where}: fixed release {fixed} is not after {last}")
+    listed = t.get("backports", [])
+    if not isinstance(listed, list) or not all(isinstance(b, str) for b in listed):
+        raise CatalogueError(f"{where}: backports must be a list of releases")
+    try:
+        backports = tuple(release_name(b) for b in listed)
+    except UnknownRelease as exc:
+        raise CatalogueError(f"{where}: backports: {exc}") from None
+    for fix in backports:
+        if fixed is None or not RELEASES.index(first) < RELEASES.index(fix) < RELEASES.index(last):
+            raise CatalogueError(
+                f"{where}: backport {fix} is not a fixed release inside {first} – {last}"
+            )
+        if fix.split(".")[:2] == last.split(".")[:2]:
+            raise CatalogueError(f"{where}: backport {fix} is on the last affected branch")
     bounds = t.get("bounds", {})
     if not isinstance(bounds, dict) or "mode" in bounds or "kafka" in bounds:
         raise CatalogueError(f"{where}: bounds must be a table of model keys without a release")
@@ -225,6 +270,7 @@ def _entry(path: str | Path, index: int, t: Any) -> Entry:
         kind=t["kind"],
         affected=(first, last),
         fixed=fixed,
+        backports=backports,
         invariant=t["invariant"],
         bounds=dict(bounds),
         mechanism=t["mechanism"],
@@ -253,7 +299,8 @@ def affected_releases(entry: Entry) -> list[str]:
     """One release per distinct behaviour in the affected range (the newest of each):
     releases that behave alike have the same state space and verdict."""
     first, last = (RELEASES.index(r) for r in entry.affected)
-    newest = {behaviour(r).rules: r for r in RELEASES[first : last + 1]}
+    span = [r for r in RELEASES[first : last + 1] if entry.is_affected(r)]
+    newest = {behaviour(r).rules: r for r in span}
     return sorted(newest.values(), key=RELEASES.index)
 
 
@@ -317,6 +364,8 @@ def run_entry(entry: Entry, time_limit: float | None = None) -> EntryResult:
     if shown is not None:
         result.trace_release, result.trace, result.message = shown
     if entry.fixed is not None:
+        for fix in entry.backports:  # the branches that got the fix hold too
+            result.verdicts.append(_judge_fixed(entry, shown, time_limit, result, fix))
         result.verdicts.append(_judge_fixed(entry, shown, time_limit, result))
     elif entry.rule:  # the newest release, keeping the rule
         result.verdicts.append(

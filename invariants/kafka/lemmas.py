@@ -85,6 +85,16 @@ def _releads_same_epoch(model: KafkaSymbolic) -> bool:
     return model.config.controller_failover and not model.behaviour.controller_sees_bounces
 
 
+def _keeps_old_answers(model: KafkaSymbolic) -> bool:
+    """Truncation on fetch before KAFKA-18991 (3.9.1, 4.0.1, 4.1.0): a follower told a new
+    epoch of the same leader keeps the Fetch answer of the older one
+    (BrokerRules._keeps_fetch_answer).  Its sender may not have that epoch yet, may have
+    restarted (a HW reloaded from its checkpoint) or, where the follower missed the epochs
+    between, have led again after following another leader (a log truncated since)."""
+    b = model.behaviour
+    return b.truncation == ON_FETCH and not b.fetch_answer_checks_epoch
+
+
 def _none(mask: tuple) -> z3.BoolRef:
     return z3.And(*[z3.Not(x) for x in mask])
 
@@ -518,13 +528,16 @@ def fetch_response_from_leader(model: KafkaSymbolic, s: SymState) -> z3.BoolRef:
         if model.behaviour.truncation != ON_FETCH:
             fetched = z3.Or(f.if_kind == FETCH_RESPONSE, f.if_kind == OUT_OF_RANGE)
             facts.append(z3.Implies(z3.And(f.alive, fetched), f.truncation != MUST_TRUNCATE))
-        if model.behaviour.fenced_by_epoch:  # KIP-320: asked a leader of its epoch
+        old_answers = _keeps_old_answers(model)
+        if model.behaviour.fenced_by_epoch and not old_answers:  # KIP-320: its epoch's leader
             for j, lead in enumerate(s.replicas):
                 told = z3.Or(lead.epoch >= f.epoch, z3.And(lead.epoch == 0, f.epoch < s.ctrl_epoch))
                 facts.append(z3.Implies(z3.And(answer, f.leader == j), told))
         for j, lead in enumerate(s.replicas):
+            if old_answers and (model.config.controller_failover or model.config.lossy_crash):
+                break  # the sender's log may have lost the answer's records since
             same = [f.if_a + f.if_len <= lead.log_len]
-            if not _releads_same_epoch(model):  # else the answer may be from before a restart
+            if not _releads_same_epoch(model) and not old_answers:  # else from before a restart
                 same.append(f.if_b <= lead.hw)
             for k in range(model.records):
                 sent = z3.And(f.if_a <= k, k < f.if_a + f.if_len)
@@ -1173,7 +1186,10 @@ LEMMAS: tuple[SymbolicLemma, ...] = (
         "and a HW at most the sender's (MessageRules._do_fetch_request; a leader's log and "
         "HW only grow while it leads).  With KIP-320 (Behaviour.fenced_by_epoch) the sender "
         "had the follower's epoch.  Where a restarted leader is made leader of its epoch "
-        "again (_releads_same_epoch), its HW may be below the one it sent before.",
+        "again (_releads_same_epoch), its HW may be below the one it sent before.  Where a "
+        "follower keeps an older epoch's answer (_keeps_old_answers, before KAFKA-18991) the "
+        "sender need not have the follower's epoch, nor a HW as large, and with a lossy crash "
+        "or a missed epoch (--controller-failover) not the answer's records either.",
         fetch_response_from_leader,
     ),
     SymbolicLemma(

@@ -8,6 +8,7 @@ The release's differences come from ``self.behaviour`` (model/kafka/releases.py)
 
 from __future__ import annotations
 
+from replcheck.model.kafka.epochs import UNDEFINED, latest_epoch
 from replcheck.model.kafka.releases import (
     ON_FETCH,
     RETRUNCATE_EVERY,
@@ -16,7 +17,9 @@ from replcheck.model.kafka.releases import (
     Behaviour,
 )
 from replcheck.model.kafka.state import (
+    DIVERGING,
     EPOCH_RESPONSE,
+    FETCH_RESPONSE,
     MUST_TRUNCATE,
     NO_LEADER,
     NOT_TRUNCATED,
@@ -273,8 +276,9 @@ class BrokerRules:
         The fetcher is restarted (and the follower truncates) only when
         makeFollower reports a change: a new leader, or with the same leader a
         new epoch where the release re-truncates (KAFKA-7164).  A restart drops
-        the response in flight, except an OffsetsForLeaderEpoch answer before
-        KAFKA-7786 (the partition stays with the same leader's fetcher thread).
+        the response in flight, except, with the same leader (the partition stays
+        with that leader's fetcher thread), an OffsetsForLeaderEpoch answer before
+        KAFKA-7786 and a Fetch answer before KAFKA-18991 (:meth:`_keeps_fetch_answer`).
         """
         b = self.behaviour
         if leader != r.leader:
@@ -297,10 +301,9 @@ class BrokerRules:
                 truncation = MUST_TRUNCATE
             else:
                 truncation = MUST_TRUNCATE  # the fetcher first asks the leader (KIP-101)
-            keeps_answer = (
-                leader == r.leader
-                and inflight[:1] == (EPOCH_RESPONSE,)
-                and not b.epoch_answer_checks_epoch
+            keeps_answer = leader == r.leader and (
+                (inflight[:1] == (EPOCH_RESPONSE,) and not b.epoch_answer_checks_epoch)
+                or self._keeps_fetch_answer(r)
             )
             if not keeps_answer:
                 inflight = NOTHING_IN_FLIGHT
@@ -320,6 +323,43 @@ class BrokerRules:
             epoch_start=-1,
             inflight=inflight,
             pending_isr=0,
+        )
+
+    def _keeps_fetch_answer(self, r: Replica) -> bool:
+        """Whether a follower re-added to its fetcher in a new epoch of the same leader
+        still processes the Fetch answer of the older epoch (``r`` as it was before).
+
+        ReplicaManager.makeFollowers (ZooKeeper mode; Partition.makeFollower is true
+        for a new leader epoch from KIP-320) and applyLocalFollowersDelta (KRaft:
+        ``isNewLeaderEpoch``) call removeFetcherForPartitions, then
+        addFetcherForPartitions with ``initialFetchOffset(log)``: the log end when the
+        log has a latest epoch and truncation on fetch is on (IBP / metadata.version
+        2.7-IV1+, ``isTruncationOnFetchSupported``), else the HW.  The same leader
+        means the same fetcher thread, whose Fetch is still outstanding.
+        AbstractFetcherThread.partitionFetchState makes the re-added state Fetching
+        only with truncation on fetch and a latest epoch; otherwise it is Truncating,
+        and processFetchRequest drops the answer (``isReadyForFetch`` false).  A
+        Fetching state at the same fetch offset passes processFetchRequest's test
+        (``fetchPartitionData.fetchOffset == currentFetchState.fetchOffset &&
+        currentFetchState.isReadyForFetch``, 2.8.0 to 3.9.0 and 4.0.0), so the older
+        epoch's answer is processed: its records are appended and its HW taken
+        (processPartitionData), or its divergingEpoch truncates the log.  KAFKA-18991
+        (3.9.1, 4.0.1, 4.1.0: AbstractFetcherThread.scala l. 346, 344, 351) adds
+        ``fetchPartitionData.currentLeaderEpoch == currentFetchState.currentLeaderEpoch``
+        (Behaviour.fetch_answer_checks_epoch).
+
+        Only records and divergingEpoch answers: an OFFSET_OUT_OF_RANGE answer makes
+        handleOutOfRangeError ask the leader's log end afresh (fetchOffsetAndTruncate),
+        which dropping the answer and fetching again also does.
+        """
+        b = self.behaviour
+        inflight = r.inflight
+        return (
+            b.truncation == ON_FETCH
+            and not b.fetch_answer_checks_epoch
+            and inflight[:1] in ((FETCH_RESPONSE,), (DIVERGING,))
+            and inflight[1] == r.leo  # the fetch offset: initialFetchOffset is the log end
+            and latest_epoch(r) != UNDEFINED  # else Truncating at the HW
         )
 
 

@@ -132,6 +132,7 @@ class Behaviour:
     exits_on_out_of_range: bool
     fenced_by_epoch: bool
     epoch_answer_checks_epoch: bool
+    fetch_answer_checks_epoch: bool
     controller_sees_bounces: bool
     truncation_lowers_hw: bool
     truncation_clears_end_epoch: bool
@@ -308,6 +309,24 @@ TABLE: tuple[Row, ...] = (
         "while it was in flight",
         False,
         (("2.1.1", True, "KAFKA-7786: compare the epoch of the request with the current one"),),
+    ),
+    Row(
+        "fetch_answer_checks_epoch",
+        "a Fetch answer is dropped if the follower's leader epoch changed while it was in "
+        "flight (before, a new epoch with the same leader re-adds the partition at its log "
+        "end, and from truncation on fetch (KAFKA-10554) it is Fetching at once, so the "
+        "older epoch's answer at that offset is processed: records, HW, divergingEpoch)",
+        False,
+        (
+            (
+                ("3.9.1", "4.0.1", "4.1.0"),
+                True,
+                "KAFKA-18991 (apache/kafka#19223): AbstractFetcherThread.processFetchRequest "
+                "also requires fetchPartitionData.currentLeaderEpoch == "
+                "currentFetchState.currentLeaderEpoch (3.9.0 and 4.0.0 compare only the fetch "
+                "offset and isReadyForFetch)",
+            ),
+        ),
     ),
     Row(
         "controller_sees_bounces",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import z3
 
 from replcheck.model.kafka.config import Config
+from replcheck.model.kafka.epochs import UNDEFINED
 from replcheck.model.kafka.releases import (
     ON_FETCH,
     RETRUNCATE_EVERY,
@@ -17,7 +18,9 @@ from replcheck.model.kafka.releases import (
     TRUNCATE_TO_HW,
 )
 from replcheck.model.kafka.state import (
+    DIVERGING,
     EPOCH_RESPONSE,
+    FETCH_RESPONSE,
     MUST_TRUNCATE,
     NO_LEADER,
     NOT_TRUNCATED,
@@ -259,8 +262,10 @@ class SymBroker(SymEpochs):
         restart = z3.Or(leader != r.leader, same_leader_restart)
         keeps_answer = z3.And(
             leader == r.leader,
-            r.if_kind == EPOCH_RESPONSE,
-            not b.epoch_answer_checks_epoch,
+            z3.Or(
+                z3.And(r.if_kind == EPOCH_RESPONSE, not b.epoch_answer_checks_epoch),
+                self._keeps_fetch_answer(r),
+            ),
         )
         kept = r.replace(**self._inflight_of(r))
         dropped = r.replace(**self._no_inflight())
@@ -286,6 +291,17 @@ class SymBroker(SymEpochs):
             record_owed=self.a.false,
             epoch_start=self.num(-1),
             pending_isr=self.none(),
+        )
+
+    def _keeps_fetch_answer(self, r: SymReplica) -> Bool:
+        """Mirrors BrokerRules._keeps_fetch_answer (KAFKA-18991)."""
+        b = self.behaviour
+        if b.truncation != ON_FETCH or b.fetch_answer_checks_epoch:
+            return self.a.false
+        return z3.And(
+            z3.Or(r.if_kind == FETCH_RESPONSE, r.if_kind == DIVERGING),
+            r.if_a == r.log_len,
+            self.latest_epoch(view(r)) != UNDEFINED,
         )
 
     # -------------------------------------------------------------- helpers
