@@ -17,6 +17,7 @@ from replcheck.harness.build import Harness, HarnessUnavailable, build
 from replcheck.harness.compare import Difference, EpochMap, compare
 from replcheck.harness.steps import Plan, plan
 from replcheck.harness.walks import timeable_walks
+from replcheck.invariants.kafka import INVARIANTS
 from replcheck.model.interface import Action
 from replcheck.model.kafka.config import Config
 from replcheck.model.kafka.protocol import newest_of
@@ -58,11 +59,36 @@ class ConformResult:
     def first_bad(self) -> Step | None:
         return next((s for s in self.steps if s.differences or s.refused), None)
 
+    def violations(self) -> list[tuple[str, int, str]]:
+        """The default invariants the model breaks at a step Kafka agreed with: (id,
+        model step, explanation), each at its first such step.  Every field these
+        properties read (logs, HWs, leaders and epochs, the acknowledged records) is
+        compared, so Kafka's state there breaks them too."""
+        agreed = [s.model_step for s in self.steps if s.model_step is not None]
+        if self.first_bad is not None:
+            agreed = agreed[:-1]
+        found: dict[str, tuple[str, int, str]] = {}
+        for k in agreed:
+            for inv in INVARIANTS:
+                if inv.default and inv.id not in found:
+                    why = inv(self.model_states[k])
+                    if why:
+                        found[inv.id] = (inv.id, k, why)
+        order = [inv.id for inv in INVARIANTS]  # the most important first, as reports
+        return sorted(found.values(), key=lambda v: order.index(v[0]))
+
     def summary(self) -> str:
         bad = self.first_bad
         taken = sum(1 for s in self.steps if s.model_step)
         if bad is None:
-            return f"agrees ({taken} steps on Kafka {self.kafka_version})"
+            text = f"agrees ({taken} steps on Kafka {self.kafka_version})"
+            broken = self.violations()
+            if broken:
+                inv, k, why = broken[0]
+                text += f"; Kafka's state breaks {inv} from step {k}, as the model's: {why}"
+                if len(broken) > 1:
+                    text += f" (and {', '.join(b[0] for b in broken[1:])})"
+            return text
         where = f"step {bad.model_step}" if bad.model_step else "before the first step"
         if bad.refused:
             kind, detail = bad.refused

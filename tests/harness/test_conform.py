@@ -77,6 +77,10 @@ def test_f3_catalogue_steps_agree_on_the_newest_kafka():
     # acknowledged with acks=all.
     assert last["brokers"][2]["partition"]["leader"] == 2 and last["brokers"][2]["log"] == []
     assert 1 in last["brokers"][0]["acked"]
+    # The loss is named on the steps Kafka agreed with, at the last one.
+    broken = {inv: k for inv, k, _why in result.violations()}
+    assert broken["no-committed-data-loss"] == len(result.model_states) - 1
+    assert "breaks no-committed-data-loss from step" in result.summary()
 
 
 @needs_jvm
@@ -105,6 +109,8 @@ def test_a_broken_model_rule_is_the_first_step_kafka_disagrees_with(monkeypatch)
     bad = result.first_bad
     assert bad is not None and bad.model_step == 5 and bad.action == "reapply_isr(leader=r0)"
     assert "r0.maximal_isr" in {d.field for d in bad.differences}
+    # The model's loss comes after the step Kafka disagreed with: nothing is claimed of Kafka.
+    assert result.violations() == [] and "breaks" not in result.summary()
 
 
 @needs_jvm

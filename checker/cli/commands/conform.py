@@ -192,6 +192,9 @@ def _json(report: Any) -> dict[str, Any]:
             {
                 "verdict": r.verdict,
                 "summary": r.summary(),
+                "violations": [
+                    {"invariant": inv, "step": k, "why": why} for inv, k, why in r.violations()
+                ],
                 "assignment": r.plan.assignment,
                 "ops": r.plan.ops,
                 "steps": [
