@@ -217,7 +217,10 @@ def _judge(
                 "processFetchRequest call, so no step can come between them on its classes",
             )
         elif model_step is not None and not _inside_one_call(p, k):
-            step.differences = compare(states[model_step], line["state"], epochs, acked)
+            step.differences = compare(
+                states[model_step], line["state"], epochs, acked,
+                answers_any_epoch=not model.behaviour.fetch_answer_checks_epoch,
+            )  # fmt: skip
             if step.differences and _past_epoch_bound(
                 config, states[model_step], line["state"], epochs
             ):

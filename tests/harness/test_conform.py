@@ -15,6 +15,8 @@ import pytest
 import replcheck
 from replcheck.checker.cli.main import main
 from replcheck.harness.build import HarnessUnavailable, family_of
+from replcheck.harness.compare import _in_flight
+from replcheck.model.errors import InputError
 from replcheck.model.kafka.replication import KafkaReplication
 from replcheck.model.kafka.state import State
 
@@ -181,3 +183,29 @@ def test_a_release_no_harness_family_covers_is_refused():
 def test_no_java_is_one_line(capsys, monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     assert "needs a Java runtime" in _error(capsys, ["conform", "--id", "F2", "--kafka", RELEASE])
+
+
+@needs_jvm
+@pytest.mark.kafka_jvm
+def test_kafka_18991_shows_on_kafkas_classes_before_its_fix_and_not_after():
+    """C1: Kafka 4.0.0 processes an earlier epoch's Fetch answer and keeps a record its
+    leader truncated, as the model of 4.0.0 does; 4.0.1's model does not take those steps."""
+    before = replcheck.conform(entry="C1", kafka="4.0.0").results[0]
+    assert before.verdict == "agrees", before.summary()
+    assert "consistent-logs" in {inv for inv, _step, _why in before.violations()}
+    with pytest.raises(InputError, match="does not take this trace"):
+        replcheck.conform(entry="C1", kafka="4.0.1")
+
+
+def test_an_earlier_epochs_request_is_in_flight_only_where_kafka_answers_it():
+    """Before KAFKA-18991 the answer to a request of an earlier epoch is processed when
+    the follower is Fetching at that request's offset; from the fix only its own epoch's."""
+    request = {"epoch": 1, "offset": 3}
+    stale = {"in_flight": False, "state": "fetching", "offset": 3, "request": request}
+    assert _in_flight(stale, answers_any_epoch=True)
+    assert not _in_flight(stale, answers_any_epoch=False)
+    assert not _in_flight({**stale, "offset": 2}, answers_any_epoch=True)
+    assert not _in_flight({**stale, "state": "truncating"}, answers_any_epoch=True)
+    assert not _in_flight({**stale, "request": None}, answers_any_epoch=True)
+    assert _in_flight({**stale, "in_flight": True}, answers_any_epoch=False)
+    assert not _in_flight(None, answers_any_epoch=True)

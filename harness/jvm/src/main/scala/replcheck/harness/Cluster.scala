@@ -93,7 +93,7 @@ final class Cluster(settings: Settings, assignment: Seq[Int], root: Path) {
       case "apply_isr" => applyIsr(int("leader"), replayOwed = false)
       case "reapply_isr" => applyIsr(int("leader"), replayOwed = true)
       case "deliver" => deliver(int("replica"))
-      case "deliver_latest" => live(int("replica")).publish(log, log.end)
+      case "deliver_latest" => publish(live(int("replica")), log.end)
       case "checkpoint_hw" => live(int("replica")).replicaManager.checkpointHighWatermarks()
       case "crash" => crash(int("replica"), int("keep"))
       case "shutdown" =>
@@ -161,7 +161,7 @@ final class Cluster(settings: Settings, assignment: Seq[Int], root: Path) {
     }
     if (to > b.cursor) {
       events += s"r$l applied the broker records up to offset $to before the fetch"
-      b.publish(log, to)
+      publish(b, to)
     }
   }
 
@@ -278,6 +278,48 @@ final class Cluster(settings: Settings, assignment: Seq[Int], root: Path) {
     val adopted = brokers(l).exists(_.channel eq from)
     respond(new AlterPartitionResponse(response))
     if (!adopted) events += s"r$l's AlterPartition answered after its process ended"
+    else if (errors.isEmpty) for {
+      answer <- response.topics().asScala.flatMap(_.partitions().asScala).headOption
+      p <- live(l).partition(bench.topicPartition)
+    } {
+      val isr = answer.isr().asScala.toSeq.map(_.toInt).sorted.mkString("[", ", ", "]")
+      if (p.getPartitionEpoch == answer.partitionEpoch())
+        events += s"r$l adopts the AlterPartition response: ISR $isr, partition epoch ${answer.partitionEpoch()}"
+      else {
+        val why =
+          if (answer.leaderEpoch() != p.getLeaderEpoch) s"a new leader epoch (${answer.leaderEpoch()}), which it takes from the record only"
+          else if (!HarnessAccess.isInflight(p)) "no change of its is pending: it answers a proposal the leader dropped"
+          else "not the change it waits for"
+        events += s"r$l ignores the AlterPartition response (ISR $isr, partition epoch " +
+          s"${answer.partitionEpoch()}): $why; it stays ${HarnessAccess.stateName(p)} at partition epoch ${p.getPartitionEpoch}"
+      }
+    }
+  }
+
+  /** ``b`` applies the log up to ``to`` as one delta, and the events say what its
+   *  Partition did that the findings turn on: a leader made leader again from one delta
+   *  (Partition.makeLeader's isNewLeader = !isLeader is false, so Replica.resetReplicaState
+   *  keeps its followers' LEOs: F2), and a record at the partition epoch the leader holds
+   *  that commits its ISR over a pending change (makeLeader skips only an older one: F3). */
+  private def publish(b: Broker, to: Long): Unit = {
+    val before = b.partition(bench.topicPartition).map(p => (p.leaderReplicaIdOpt.contains(b.id),
+      p.getLeaderEpoch, p.getPartitionEpoch, HarnessAccess.stateName(p), HarnessAccess.maximalIsr(p)))
+    b.publish(log, to)
+    for ((wasLeader, epoch, partitionEpoch, state, maximal) <- before; p <- b.partition(bench.topicPartition)
+         if wasLeader && p.leaderReplicaIdOpt.contains(b.id)) {
+      val isr = HarnessAccess.isr(p).toSeq.sorted.mkString("[", ", ", "]")
+      if (p.getLeaderEpoch > epoch)
+        events += s"r${b.id} stays leader, leader epoch $epoch -> ${p.getLeaderEpoch}" +
+          (if (p.getLeaderEpoch == epoch + 2) s" (epoch ${epoch + 1} unseen: one delta)"
+           else if (p.getLeaderEpoch > epoch + 2) s" (epochs ${epoch + 1} to ${p.getLeaderEpoch - 1} unseen: one delta)"
+           else "") +
+          ": Partition.makeLeader with isNewLeader = false keeps its followers' LEOs " +
+          s"(${p.remoteReplicas.map(r => s"r${r.brokerId} ${r.stateSnapshot.logEndOffset}").mkString(", ")})"
+      else if (state.startsWith("Pending") && p.getPartitionEpoch == partitionEpoch && !HarnessAccess.isInflight(p))
+        events += s"r${b.id} replays the record of partition epoch $partitionEpoch, the one it holds: " +
+          s"Partition.makeLeader commits ISR $isr and drops its $state " +
+          s"(maximal ISR ${maximal.toSeq.sorted.mkString("[", ", ", "]")})"
+    }
   }
 
   /** The leader replays partition records of its own leader epoch: up to the record of
@@ -304,7 +346,7 @@ final class Cluster(settings: Settings, assignment: Seq[Int], root: Path) {
       to = owed + 1
     }
     if (to <= b.cursor) throw new Refused("not_enabled", s"r$l has no record of its leader epoch to apply")
-    b.publish(log, log.batchEnd(to - 1))
+    publish(b, log.batchEnd(to - 1))
   }
 
   /** The next leader epoch's record reaches the broker, with everything before it (and
@@ -315,7 +357,7 @@ final class Cluster(settings: Settings, assignment: Seq[Int], root: Path) {
     var o = b.cursor
     while (o < log.end && !(log.isPartitionRecord(o) && log.leaderEpochAt(o) > current)) o += 1
     if (o >= log.end) throw new Refused("not_enabled", s"r$i has no newer leader epoch to learn")
-    b.publish(log, log.batchEnd(o))
+    publish(b, log.batchEnd(o))
   }
 
   // ------------------------------------------------------------ processes

@@ -72,7 +72,11 @@ object Observe {
             "in_flight" -> b.sends.get(leaderId).exists(s => s.parked &&
               s.inflightRequest.exists(r => requestEpochs(r).forall(e => st.exists(_.currentLeaderEpoch == e)))),
             "stale_in_flight" -> b.sends.get(leaderId).exists(s => s.parked &&
-              s.inflightRequest.exists(r => !requestEpochs(r).forall(e => st.exists(_.currentLeaderEpoch == e)))))
+              s.inflightRequest.exists(r => !requestEpochs(r).forall(e => st.exists(_.currentLeaderEpoch == e)))),
+            // The parked request itself: before KAFKA-18991 Kafka processes an earlier
+            // epoch's answer whose fetch offset is the current one (harness/compare.py).
+            "request" -> b.sends.get(leaderId).filter(_.parked).flatMap(_.inflightRequest).map(r =>
+              obj("epoch" -> requestEpochs(r).headOption.getOrElse(-1), "offset" -> requestOffsets(r).headOption.getOrElse(-1L))))
         }
         obj(
           "id" -> i,
@@ -94,6 +98,13 @@ object Observe {
           "failed" -> b.failed.toSeq.sortBy(_._1).map { case (k, v) => Seq(k, v) },
         )
     }
+  }
+
+  /** The fetch offsets a follower's Fetch names, one per partition. */
+  private def requestOffsets(r: org.apache.kafka.common.requests.AbstractRequest): Seq[Long] = r match {
+    case f: org.apache.kafka.common.requests.FetchRequest =>
+      f.data().topics().asScala.toSeq.flatMap(_.partitions().asScala.map(_.fetchOffset()))
+    case _ => Seq.empty
   }
 
   /** The leader epochs a follower's Fetch names, one per partition. */
