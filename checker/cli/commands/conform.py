@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections import Counter
@@ -192,9 +193,7 @@ def _json(report: Any) -> dict[str, Any]:
             {
                 "verdict": r.verdict,
                 "summary": r.summary(),
-                "violations": [
-                    {"invariant": inv, "step": k, "why": why} for inv, k, why in r.violations()
-                ],
+                "violations": [dataclasses.asdict(b) for b in r.violations()],
                 "assignment": r.plan.assignment,
                 "ops": r.plan.ops,
                 "steps": [
