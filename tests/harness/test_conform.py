@@ -84,6 +84,14 @@ def test_f3_catalogue_steps_agree_on_the_newest_kafka():
     assert broken["no-committed-data-loss"].step == len(result.model_states) - 1
     assert broken["no-committed-data-loss"].kafka_too
     assert "breaks no-committed-data-loss from step" in result.summary()
+    # Kafka's events at the steps F3 turns on: the replay drops the pending expansion, and
+    # the controller's acceptance of it is ignored.
+    events = [e for step in result.steps for e in (step.kafka or {}).get("events", [])]
+    assert any(
+        "Partition.makeLeader commits ISR [0, 1] and drops its PendingExpandIsr" in e
+        for e in events
+    ), events
+    assert any("ignores the AlterPartition response (ISR [0, 1, 2]" in e for e in events), events
 
 
 @needs_jvm
@@ -133,9 +141,10 @@ def test_a_shrink_kafka_cannot_time_is_refused_with_the_reason():
 def test_the_command_prints_each_step_and_exits_0_when_kafka_agrees(capsys):
     assert main(["conform", "--id", "F2", "--kafka", RELEASE]) == 0
     out = capsys.readouterr().out
-    assert "deliver_latest(replica=r0)" in out and out.rstrip().endswith(
-        f"result: agrees (14 steps on Kafka {RELEASE})"
-    )
+    assert "deliver_latest(replica=r0)" in out
+    assert f"result: agrees (14 steps on Kafka {RELEASE}); Kafka's state breaks " in out
+    # Kafka's own events at the step F2 turns on: b0 made leader again from one delta.
+    assert "Partition.makeLeader with isNewLeader = false" in out
 
 
 # ----------------------------------------------------------- refused before any JVM
