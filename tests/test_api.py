@@ -192,8 +192,14 @@ def test_the_wheel_holds_one_package(tmp_path):
         "replcheck/checker/cli/commands/check.py",
         "replcheck/checker/suites/kafka_bugs.toml",
         "replcheck/traces/itf.py",
+        "replcheck/harness/jvm/pom.xml",  # conform builds the harness from these sources
     ):
         assert part in names
+    jvm = ROOT / "harness" / "jvm" / "src"
+    sources = {
+        f"replcheck/harness/jvm/src/{p.relative_to(jvm).as_posix()}" for p in jvm.rglob("*.scala")
+    }
+    assert sources and sources <= set(names), sorted(sources - set(names))
 
 
 def _doc_blocks() -> list[str]:
