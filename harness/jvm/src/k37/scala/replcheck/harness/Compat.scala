@@ -260,8 +260,9 @@ package replcheck.harness {
                    stats: BrokerTopicStats, failures: LogDirFailureChannel): LogManager =
       kafka.log.LogManager(config, Seq.empty, cache, scheduler, time, stats, failures, keepPartitionMetadataFile = true)
     /** BrokerMetadataPublisher.initializeManagers: the LogManager starts with the topics
-     *  of the first image (no stray detection). */
-    def startLogs(logs: LogManager, cache: MetadataCache): Unit = logs.startup(cache.getAllTopics(), _ => false)
+     *  of the first image (no stray detection: 3.7.1's isStray defaults to none, and
+     *  3.7.0's startup takes only the topics). */
+    def startLogs(logs: LogManager, cache: MetadataCache): Unit = logs.startup(cache.getAllTopics())
     def quotas(config: KafkaConfig, metrics: Metrics, time: Time, prefix: String): QuotaManagers =
       QuotaFactory.instantiate(config, metrics, time, prefix)
     def alterPartitionManager(channel: HeldChannel, scheduler: Scheduler, time: Time, id: Int,
