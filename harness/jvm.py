@@ -39,10 +39,19 @@ def run(
         path.unlink(missing_ok=True)
     lines = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
     if out.returncode != 0 or not lines:
-        tail = (out.stderr.strip().splitlines() or ["no output"])[-1]
-        raise HarnessUnavailable(f"the Kafka {harness.release} harness failed: {tail}")
+        raise HarnessUnavailable(
+            f"the Kafka {harness.release} harness failed: {_failure(out.stderr)}"
+        )
     header, body = lines[0], lines[1:]
     per_trace: list[list[dict[str, Any]]] = [[] for _ in traces]
     for line in body:
         per_trace[line["trace"]].append(line)
     return header, per_trace
+
+
+def _failure(stderr: str) -> str:
+    """The JVM's failure in one line: its exception, not the last line of the stack."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    thrown = [line for line in lines if "Exception" in line or "Error" in line]
+    thrown = [line for line in thrown if not line.startswith(("at ", "..."))]
+    return (thrown or lines or ["no output"])[0]

@@ -16,6 +16,7 @@ import replcheck
 from replcheck.checker.cli.main import main
 from replcheck.harness.build import HarnessUnavailable, family_of
 from replcheck.harness.compare import _in_flight
+from replcheck.harness.jvm import _failure
 from replcheck.model.errors import InputError
 from replcheck.model.kafka.replication import KafkaReplication
 from replcheck.model.kafka.state import State
@@ -223,3 +224,13 @@ def test_an_earlier_epochs_request_is_in_flight_only_where_kafka_answers_it():
     assert not _in_flight({**stale, "request": None}, answers_any_epoch=True)
     assert _in_flight({**stale, "in_flight": True}, answers_any_epoch=False)
     assert not _in_flight(None, answers_any_epoch=True)
+
+
+def test_a_harness_failure_is_named_by_its_exception_not_the_stacks_last_line():
+    stderr = (
+        'Exception in thread "main" java.lang.RuntimeException: You must specify X\n'
+        "\tat org.apache.kafka.controller.ClusterControlManager$Builder.build(...)\n"
+        "\tat replcheck.harness.Main.main(Main.scala)\n"
+    )
+    assert _failure(stderr).endswith("RuntimeException: You must specify X")
+    assert _failure("") == "no output"
