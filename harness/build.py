@@ -99,10 +99,16 @@ def cache_root() -> Path:
     return Path(base) / "replcheck" / "harness"
 
 
-def source_hash() -> str:
+def source_hash(family: str) -> str:
+    """The sources a build of ``family`` compiles (the common ones and the family's own
+    folder): a change to another family's Compat.scala leaves this build cached."""
     digest = hashlib.sha256()
     for path in sorted(p for p in JVM_SOURCE.rglob("*") if p.is_file()):
-        digest.update(str(path.relative_to(JVM_SOURCE)).encode())
+        rel = path.relative_to(JVM_SOURCE)
+        other_family = rel.parts[0] == "src" and rel.parts[1] not in ("main", family)
+        if len(rel.parts) > 2 and other_family:
+            continue
+        digest.update(str(rel).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
 
@@ -111,7 +117,7 @@ def build(release: str, log: Path | None = None) -> Harness:
     """The harness for ``release``, built now if the cache lacks it."""
     family = family_of(release)
     java()
-    place = cache_root() / f"{release}-{source_hash()}"
+    place = cache_root() / f"{release}-{source_hash(family)}"
     classpath_file = place / "target" / "classpath.txt"
     classes = place / "target" / "classes"
     if not classpath_file.exists():

@@ -66,6 +66,25 @@ package org.apache.kafka.controller {
 
   /** The controller's calls whose shape differs between releases. */
   object ControllerCompat {
+    /** 3.3.0 and 3.3.1's builders demand a ControllerMetrics (setControllerMetrics; 3.3.2
+     *  dropped it from both): a no-op one, as the harness reads no metric. */
+    private def withMetrics[B <: AnyRef](builder: B): B = {
+      // Package-private there, hence getDeclaredMethods and setAccessible.
+      builder.getClass.getDeclaredMethods.find(_.getName == "setControllerMetrics").foreach { set =>
+        set.setAccessible(true)
+        val metrics = set.getParameterTypes()(0)
+        val noop = java.lang.reflect.Proxy.newProxyInstance(metrics.getClassLoader, Array(metrics),
+          (_: AnyRef, method: java.lang.reflect.Method, _: Array[AnyRef]) => method.getReturnType match {
+            case java.lang.Boolean.TYPE => java.lang.Boolean.FALSE
+            case java.lang.Integer.TYPE => Integer.valueOf(0)
+            case java.lang.Long.TYPE => java.lang.Long.valueOf(0L)
+            case _ => null
+          })
+        set.invoke(builder, noop)
+      }
+      builder
+    }
+
     def managers(logContext: LogContext, snapshots: SnapshotRegistry, clusterId: String, time: Time,
                  sessionTimeoutNs: Long, elr: Boolean): Managers = {
       val features = new FeatureControlManager.Builder()
@@ -75,7 +94,7 @@ package org.apache.kafka.controller {
           QuorumFeatures.defaultFeatureMap(), List(Integer.valueOf(3000)).asJava))
         .setMetadataVersion(MetadataVersion.MINIMUM_KRAFT_VERSION) // as QuorumController, till the bootstrap record
         .build()
-      val cluster = new ClusterControlManager.Builder()
+      val clusterBuilder = new ClusterControlManager.Builder()
         .setLogContext(logContext)
         .setClusterId(clusterId)
         .setTime(time)
@@ -83,20 +102,20 @@ package org.apache.kafka.controller {
         .setSessionTimeoutNs(sessionTimeoutNs)
         .setReplicaPlacer(new StripedReplicaPlacer(new java.util.Random(0)))
         .setFeatureControlManager(features)
-        .build()
+      val cluster = withMetrics(clusterBuilder).build()
       val configs = new ConfigurationControlManager.Builder()
         .setLogContext(logContext)
         .setSnapshotRegistry(snapshots)
         .setKafkaConfigSchema(KafkaRaftServer.configSchema)
         .build()
-      val replication = new ReplicationControlManager.Builder()
+      val replicationBuilder = new ReplicationControlManager.Builder()
         .setSnapshotRegistry(snapshots)
         .setLogContext(logContext)
         .setMaxElectionsPerImbalance(Integer.MAX_VALUE)
         .setConfigurationControl(configs)
         .setClusterControl(cluster)
         .setFeatureControl(features)
-        .build()
+      val replication = withMetrics(replicationBuilder).build()
       Managers(features, cluster, configs, replication)
     }
 
