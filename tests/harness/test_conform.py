@@ -234,3 +234,12 @@ def test_a_harness_failure_is_named_by_its_exception_not_the_stacks_last_line():
     )
     assert _failure(stderr).endswith("RuntimeException: You must specify X")
     assert _failure("") == "no output"
+
+
+def test_steps_the_model_refuses_are_said_before_any_build(monkeypatch):
+    def no_build(release):
+        raise AssertionError("built")
+
+    monkeypatch.setattr("replcheck.conformance.build", no_build)
+    with pytest.raises(InputError, match="does not take this trace"):
+        replcheck.conform(entry="C1", kafka="4.0.1")  # KAFKA-18991's fix drops the answer
