@@ -322,12 +322,25 @@ def _merge(
     return data
 
 
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number, 0 or more (got {text!r})")
+    return int(text)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("what", nargs="?", choices=["run"], help="run Kafka (else: render)")
     parser.add_argument("--check", action="store_true", help="exit 1 if the page is stale")
-    parser.add_argument("--releases", nargs="*", default=list(RELEASES))
-    parser.add_argument("--walks", type=int, default=WALKS)
+    parser.add_argument(
+        "--releases",
+        nargs="*",
+        default=list(RELEASES),
+        choices=RELEASES,
+        metavar="X.Y.Z",
+        help="KRaft releases 3.3.0 to 4.4.0 (default: all)",
+    )
+    parser.add_argument("--walks", type=_count, default=WALKS, help="walks per release (0: none)")
     parser.add_argument("--no-cases", action="store_true")
     args = parser.parse_args()
     data = json.loads(DATA.read_text(encoding="utf-8")) if DATA.exists() else None
