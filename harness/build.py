@@ -44,6 +44,10 @@ FAMILIES: tuple[tuple[str, str, str], ...] = (
 )
 
 
+# Sources two families share (harness/jvm/src/<folder>), compiled with either.
+SHARED: dict[str, str] = {"k400": "k40-shared", "k40": "k40-shared"}
+
+
 def _version(release: str) -> tuple[int, ...]:
     return tuple(int(p) for p in release.split("."))
 
@@ -100,12 +104,13 @@ def cache_root() -> Path:
 
 
 def source_hash(family: str) -> str:
-    """The sources a build of ``family`` compiles (the common ones and the family's own
-    folder): a change to another family's Compat.scala leaves this build cached."""
+    """The sources a build of ``family`` compiles (the common ones, the family's own
+    folder and the one it shares): a change to another family's leaves this build cached."""
     digest = hashlib.sha256()
     for path in sorted(p for p in JVM_SOURCE.rglob("*") if p.is_file()):
         rel = path.relative_to(JVM_SOURCE)
-        other_family = rel.parts[0] == "src" and rel.parts[1] not in ("main", family)
+        own = ("main", family, SHARED.get(family, family))
+        other_family = rel.parts[0] == "src" and rel.parts[1] not in own
         if len(rel.parts) > 2 and other_family:
             continue
         digest.update(str(rel).encode())
@@ -127,7 +132,7 @@ def build(release: str, log: Path | None = None) -> Harness:
         shutil.copytree(JVM_SOURCE, place)
         out = subprocess.run(
             [mvn, "-q", "-B", f"-Dkafka.version={release}", f"-Dkafka.family={family}",
-             "-DskipTests", "package"],
+             f"-Dkafka.shared={SHARED.get(family, family)}", "-DskipTests", "package"],
             cwd=place, capture_output=True, text=True, check=False,
         )  # fmt: skip
         if log is not None:
