@@ -1,0 +1,392 @@
+"""One reproduction: start the cluster, take the plan's steps on it, read the log back.
+
+Each step waits for Kafka's own evidence that it happened (a log line, the relay's
+count of answered requests, the partition epoch each broker applied), with a timeout
+that names the step (StepTimeout, exit 3).  Whatever happens, the processes, relay
+ports and data folders are gone when ``reproduce`` returns or raises.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from replcheck.cluster import evidence
+from replcheck.cluster.client import Client
+from replcheck.cluster.jars import classpath
+from replcheck.cluster.nodes import BROKER_SETTINGS, Cluster, StepTimeout
+from replcheck.cluster.plan import ClusterPlan
+from replcheck.cluster.relay import ALTER_PARTITION, FETCH
+
+LAG_S = int(BROKER_SETTINGS["replica.lag.time.max.ms"][0]) / 1000
+
+
+@dataclass
+class StepRun:
+    """What one op did on the cluster."""
+
+    step: int | None  # the model step (1-based), None for glue (a reorder)
+    action: str
+    seconds: float
+    evidence: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Reproduction:
+    release: str
+    folder: Path
+    lagging: list[int]
+    steps: list[StepRun] = field(default_factory=list)
+    writes: dict[str, str] = field(default_factory=dict)  # record -> "acked:<offset>" / ...
+    final: dict[str, Any] = field(default_factory=dict)  # leader, isr, records read
+    kafka_lines: list[str] = field(default_factory=list)
+    failure: str | None = None  # a step timed out (exit 3)
+    interrupted: bool = False
+    seconds: float = 0.0
+
+    @property
+    def acked(self) -> list[str]:
+        return [r for r, status in self.writes.items() if status.startswith("acked")]
+
+    @property
+    def lost(self) -> list[str]:
+        present = {rec["value"] for rec in self.final.get("records", [])}
+        if "records" not in self.final:
+            return []
+        return [r for r in self.acked if r not in present]
+
+    @property
+    def verdict(self) -> str:
+        if self.interrupted:
+            return "interrupted"
+        if self.failure:
+            return "timed out"
+        return "lost" if self.lost else "kept"
+
+
+class _Steps:
+    """The ops, on a started cluster."""
+
+    def __init__(self, cluster: Cluster, client: Client, lagging: set[int]) -> None:
+        self.c = cluster
+        self.client = client
+        self.lagging = set(lagging)
+        self.fetched_at: dict[int, float] = {}  # follower -> when its last fetch went through
+        self.down: set[int] = set()
+
+    # -- helpers ---------------------------------------------------------------------
+
+    def _until(self, test: Callable[[], Any], timeout: float, what: str) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            got = test()
+            if got:
+                return got
+            if time.monotonic() > deadline:
+                raise StepTimeout(f"{what} (waited {timeout:.0f} s)")
+            time.sleep(0.05)
+
+    def _sync_up_to_date(self, what: str) -> None:
+        """Brokers that do not lag apply each change as it is committed: wait for it."""
+        target = evidence.controller_epoch(self.c)
+        for b in self.c.brokers:
+            if b in self.lagging or b in self.down:
+                continue
+            self._until(
+                lambda b=b: evidence.applied_epoch(self.c, b) >= target, 30,
+                f"{what}: broker {b} did not apply partition epoch {target}",
+            )  # fmt: skip
+
+    def _controller_change(self, before: int, what: str) -> None:
+        self._until(lambda: evidence.controller_epoch(self.c) > before, 30,
+                    f"{what}: the controller wrote no partition change")  # fmt: skip
+        self._sync_up_to_date(what)
+
+    def _let_pass(self, op: dict[str, Any]) -> None:
+        """The model's leader does not count these followers: let their catch-up age."""
+        for followers in op.get("let_pass", {}).values():
+            for f in followers:
+                since = time.monotonic() - self.fetched_at.get(f, -1e9)
+                if since < LAG_S + 0.5:
+                    time.sleep(LAG_S + 0.5 - since)
+
+    def _lines(self, node: str, since: int) -> list[str]:
+        return evidence.decisive_lines(self.c, node, since)
+
+    # -- the ops ---------------------------------------------------------------------
+
+    def run(self, op: dict[str, Any]) -> list[str]:
+        return getattr(self, "op_" + op["op"])(op)
+
+    def op_write(self, op: dict[str, Any]) -> list[str]:
+        self._let_pass(op)
+        leader = f"broker-{op['leader']}"
+        pos = self.c.log_size(leader)
+        answer = self.client.ask("send", id=f"m{op['id']}")
+        if not answer.get("ok"):
+            raise StepTimeout(f"write: the producer refused: {answer.get('error')}")
+        line = self.c.wait_log(leader, "Appended message set", 30, pos,
+                               f"write m{op['id']}: broker {op['leader']} appended nothing")  # fmt: skip
+        return [line]
+
+    def op_fetch_request(self, op: dict[str, Any]) -> list[str]:
+        self._let_pass(op)
+        f, leader = op["follower"], op["leader"]
+        link = self.c.fetch_link(f, leader)
+        self._until(lambda: self.c.relay.waiting(link, FETCH), 30,
+                    f"fetch_request: broker {f} sent no fetch to broker {leader}")  # fmt: skip
+        answered = self.c.relay.waiting_responses(link, FETCH)
+        pos = self.c.log_size(f"broker-{leader}")
+        self.c.relay.release(link, FETCH)
+        self.fetched_at[f] = time.monotonic()
+        self._until(lambda: self.c.relay.waiting_responses(link, FETCH) > answered, 30,
+                    f"fetch_request: broker {leader} did not answer broker {f}'s fetch")  # fmt: skip
+        return self._lines(f"broker-{leader}", pos)
+
+    def op_fetch_response(self, op: dict[str, Any]) -> list[str]:
+        f = op["follower"]
+        links = [self.c.fetch_link(f, leader) for leader in self.c.brokers if leader != f]
+        held = [link for link in links if self.c.relay.waiting_responses(link, FETCH)]
+        if not held:
+            raise StepTimeout(f"fetch_response: no answer to broker {f} is held")
+        pos = self.c.log_size(f"broker-{f}")
+        self.c.relay.release_response(held[0], FETCH)
+        self._until(lambda: any(self.c.relay.waiting(link, FETCH) for link in links), 30,
+                    f"fetch_response: broker {f} sent no next fetch after the answer")  # fmt: skip
+        return self._lines(f"broker-{f}", pos)
+
+    def op_diverging_truncate(self, op: dict[str, Any]) -> list[str]:
+        return ["Kafka truncated while handling the fetch response (one step there)"]
+
+    def _shrink(self, leader: int, followers: list[int]) -> list[str]:
+        node = f"broker-{leader}"
+
+        def proposed() -> str | None:
+            for line in self.c.read_log(node).splitlines():
+                if "Shrinking ISR from" in line and evidence.PARTITION in line:
+                    out = line.split("Out of sync replicas:", 1)[-1]
+                    if all(f"{f}" in out for f in followers):
+                        return line
+            return None
+
+        line = self._until(proposed, LAG_S * 3 + 10,
+                           f"shrink_isr: broker {leader} did not propose removing {followers}")  # fmt: skip
+        return [line]
+
+    def op_shrink_isr(self, op: dict[str, Any]) -> list[str]:
+        return self._shrink(op["leader"], [op["follower"]])
+
+    def op_shrink_isr_set(self, op: dict[str, Any]) -> list[str]:
+        return self._shrink(op["leader"], list(op["followers"]))
+
+    def op_alter_isr(self, op: dict[str, Any]) -> list[str]:
+        leader = op["leader"]
+        link = self.c.meta_link(leader)
+        self._until(lambda: self.c.relay.waiting(link, ALTER_PARTITION), 30,
+                    f"alter_isr: broker {leader} sent no AlterPartition")  # fmt: skip
+        before = evidence.controller_epoch(self.c)
+        answered = self.c.relay.count(link, ALTER_PARTITION)[1]
+        pos = self.c.log_size(f"broker-{leader}")
+        cpos = self.c.log_size("controller")
+        self.c.relay.release(link, ALTER_PARTITION)
+        self._until(lambda: self.c.relay.count(link, ALTER_PARTITION)[1] > answered, 30,
+                    f"alter_isr: the controller did not answer broker {leader}")  # fmt: skip
+        marks = ("ISR updated to", "Ignoring failed ISR update", "Failed to alter partition")
+        self._until(lambda: any(m in self.c.read_log(f"broker-{leader}", pos) for m in marks), 15,
+                    f"alter_isr: broker {leader} did not handle the answer")  # fmt: skip
+        if evidence.controller_epoch(self.c) > before:
+            self._sync_up_to_date("alter_isr")
+        return self._lines("controller", cpos) + self._lines(f"broker-{leader}", pos)
+
+    def _metadata(self, replica: int) -> list[str]:
+        node = f"broker-{replica}"
+        target = evidence.controller_epoch(self.c)
+        pos = self.c.log_size(node)
+        if replica in self.lagging and evidence.applied_epoch(self.c, replica) < target:
+            link = self.c.meta_link(replica)
+            self._until(lambda: self.c.relay.waiting(link, FETCH), 30,
+                        f"broker {replica} sent no metadata fetch")  # fmt: skip
+            self.c.relay.release(link, FETCH)
+        self._until(lambda: evidence.applied_epoch(self.c, replica) >= target, 30,
+                    f"broker {replica} did not apply partition epoch {target}")  # fmt: skip
+        return self._lines(node, pos)
+
+    def op_deliver(self, op: dict[str, Any]) -> list[str]:
+        return self._metadata(op["replica"])
+
+    op_deliver_latest = op_deliver
+
+    def op_apply_isr(self, op: dict[str, Any]) -> list[str]:
+        return self._metadata(op["leader"])
+
+    op_reapply_isr = op_apply_isr
+
+    def op_elect(self, op: dict[str, Any]) -> list[str]:
+        before, cpos = evidence.controller_epoch(self.c), self.c.log_size("controller")
+        answer = self.client.ask("elect")
+        if not answer.get("ok") or answer.get("error"):
+            raise StepTimeout(f"elect: the controller refused: {answer.get('error')}")
+        self._controller_change(before, f"elect broker {op['leader']}")
+        return self._lines("controller", cpos)
+
+    def op_reorder(self, op: dict[str, Any]) -> list[str]:
+        before = evidence.controller_epoch(self.c)
+        answer = self.client.ask("reorder", replicas=op["replicas"])
+        if not answer.get("ok"):
+            raise StepTimeout(f"reorder: the controller refused: {answer.get('error')}")
+        self._controller_change(before, f"reorder to {op['replicas']}")
+        return [f"replicas reordered to {op['replicas']}"]
+
+    def op_crash(self, op: dict[str, Any]) -> list[str]:
+        r = op["replica"]
+        self.c.signal(f"broker-{r}", signal.SIGKILL)
+        self.down.add(r)
+        out = [f"broker {r} killed (SIGKILL)"]
+        if op["keep"] == 0:
+            shutil.rmtree(self.c.folder / "data" / f"broker-{r}" / evidence.PARTITION,
+                          ignore_errors=True)  # fmt: skip
+            out.append(f"broker {r}: its log of {evidence.PARTITION} removed (a new disk)")
+        return out
+
+    def op_notice_crash(self, op: dict[str, Any]) -> list[str]:
+        before, cpos = evidence.controller_epoch(self.c), self.c.log_size("controller")
+        r = op["replica"]
+        self.c.wait_log("controller", f"Fencing broker {r} ", 60, cpos,
+                        f"notice_crash: the controller did not fence broker {r}")  # fmt: skip
+        if evidence.controller_epoch(self.c) == before:
+            self._controller_change(before, f"notice_crash of broker {r}")
+        else:
+            self._sync_up_to_date(f"notice_crash of broker {r}")
+        return self._lines("controller", cpos)
+
+    def op_restart(self, op: dict[str, Any]) -> list[str]:
+        r = op["replica"]
+        self.restart_pos = self.c.log_size(f"broker-{r}")
+        if r in self.lagging:  # it reads the metadata log anew, all of it
+            self.c.relay.open(self.c.meta_link(r), FETCH)
+            self.lagging.discard(r)
+        self.c.start(f"broker-{r}")
+        return [f"broker {r} started again"]
+
+    def op_notice_restart(self, op: dict[str, Any]) -> list[str]:
+        r = op["replica"]
+        line = self.c.wait_log(f"broker-{r}", "Transition from STARTING to STARTED", 120,
+                               getattr(self, "restart_pos", 0),
+                               f"notice_restart: broker {r} was not unfenced")  # fmt: skip
+        self.down.discard(r)
+        return [line]
+
+    def op_shutdown(self, op: dict[str, Any]) -> list[str]:
+        r = op["replica"]
+        before = evidence.controller_epoch(self.c)
+        self.c.signal(f"broker-{r}", signal.SIGTERM, wait=120)
+        self.down.add(r)
+        if evidence.controller_epoch(self.c) > before:
+            self._sync_up_to_date(f"shutdown of broker {r}")
+        return [f"broker {r} shut down (SIGTERM)"]
+
+
+def reproduce(
+    cp: ClusterPlan,
+    folder: Path,
+    on_step: Callable[[StepRun], None] | None = None,
+) -> Reproduction:
+    """Runs ``cp`` on a fresh cluster of its release; the report, whatever happens."""
+    start = time.monotonic()
+    cfg = cp.config
+    jars = classpath(cfg.mode)
+    folder.mkdir(parents=True, exist_ok=True)
+    result = Reproduction(cfg.mode, folder, sorted(cp.lagging))
+    cluster = Cluster(jars, cfg.replicas, folder, cfg.mode)
+    client: Client | None = None
+    try:
+        cluster.start_relays()
+        for (leader, follower) in cluster.repl_port:
+            cluster.relay.gate(cluster.fetch_link(follower, leader), FETCH, hold_responses=True)
+        for b in cluster.brokers:
+            cluster.relay.gate(cluster.meta_link(b), ALTER_PARTITION)
+        cluster.format()
+        cluster.start("controller")
+        for b in cluster.brokers:
+            cluster.start(f"broker-{b}")
+        for b in cluster.brokers:
+            cluster.wait_log(f"broker-{b}", "Transition from STARTING to STARTED", 180, 0,
+                             f"broker {b} did not start")  # fmt: skip
+        client = Client(jars, cluster.bootstrap(), str(folder / "conf" / "controller-log4j2.properties"),
+                        str(folder / "logs" / "client.stderr"))  # fmt: skip
+        created = client.ask("create", replicas=cp.plan.assignment,
+                             min_isr=cfg.min_insync_replicas, timeout=60)  # fmt: skip
+        if not created.get("ok"):
+            raise StepTimeout(f"creating the topic: {created.get('error')}")
+        steps = _Steps(cluster, client, cp.lagging)
+        steps._sync_up_to_date("creating the topic")
+        for b in cp.lagging:
+            cluster.relay.gate(cluster.meta_link(b), FETCH)
+        for b in cp.lagging:
+            steps._until(lambda b=b: cluster.relay.waiting(cluster.meta_link(b), FETCH), 30,
+                         f"broker {b}'s metadata fetches are not held")  # fmt: skip
+        for k, op in enumerate(cp.plan.ops):
+            step = cp.plan.step_of[k]
+            t0 = time.monotonic()
+            lines = steps.run(op)
+            run = StepRun(step, cp.actions[step - 1] if step else f"reorder {op['replicas']}",
+                          time.monotonic() - t0, lines)  # fmt: skip
+            result.steps.append(run)
+            if on_step is not None:
+                on_step(run)
+        _settle(cluster, steps, client, result)
+    except StepTimeout as exc:
+        result.failure = str(exc)
+    except KeyboardInterrupt:
+        result.interrupted = True
+    finally:
+        if client is not None:
+            try:
+                if not result.writes:
+                    result.writes = _writes(client)
+            except Exception:  # noqa: BLE001 - the report must still come
+                pass
+            client.close()
+        for node in ["controller"] + [f"broker-{b}" for b in cluster.brokers]:
+            result.kafka_lines += [f"{node}: {line}" for line in evidence.decisive_lines(cluster, node)]
+        cluster.close()
+        result.seconds = time.monotonic() - start
+    return result
+
+
+def _writes(client: Client) -> dict[str, str]:
+    answer = client.ask("writes", timeout=20)
+    return dict(answer.get("writes", {}))
+
+
+def _settle(cluster: Cluster, steps: _Steps, client: Client, result: Reproduction) -> None:
+    """After the last step: every gate open, the metadata applied everywhere, the
+    producer's answers in, then the partition read from its leader."""
+    for link in cluster.relay.links:
+        cluster.relay.open(link, FETCH)
+        cluster.relay.open(link, ALTER_PARTITION)
+    steps.lagging.clear()
+    steps._sync_up_to_date("after the last step")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        result.writes = _writes(client)
+        if all(result.writes.values()):
+            break
+        time.sleep(0.2)
+    time.sleep(2 * LAG_S / 5)  # followers fetch (and truncate) from the final leader
+    described = client.ask("describe", timeout=30)
+    read = client.ask("read", timeout=60)
+    result.final = {
+        "leader": described.get("leader"),
+        "isr": described.get("isr"),
+        "records": read.get("records", []) if read.get("ok") else [],
+        "end": read.get("end"),
+    }
+    if not read.get("ok"):
+        result.final.pop("records")
+        result.failure = f"reading the log back: {read.get('error')}"
