@@ -29,6 +29,7 @@ and the command line).
 from replcheck import compiled  # noqa: F401
 from replcheck.conformance import ConformReport, conform
 from replcheck.model.errors import InputError, ReplcheckError
+from replcheck.reproduction import ReproduceReport, reproduce
 from replcheck.results import CheckResult, ProveResult, ReplayResult, Step, Violation, WalkResult
 from replcheck.run import check, prove, replay, walk
 
@@ -38,6 +39,7 @@ __all__ = [
     "InputError",
     "ProveResult",
     "ReplayResult",
+    "ReproduceReport",
     "ReplcheckError",
     "Step",
     "Violation",
@@ -46,5 +48,6 @@ __all__ = [
     "conform",
     "prove",
     "replay",
+    "reproduce",
     "walk",
 ]

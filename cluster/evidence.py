@@ -9,6 +9,7 @@ the decisive moments of a run (an ISR shrink proposed, a response adopted or ign
 
 from __future__ import annotations
 
+import datetime
 import re
 
 from replcheck.cluster.nodes import Cluster
@@ -16,6 +17,7 @@ from replcheck.cluster.nodes import Cluster
 TOPIC = "t"
 PARTITION = f"{TOPIC}-0"
 _EPOCH = re.compile(r"partition epoch (\d+)|partitionEpoch=(\d+)")
+_CONTROLLER_EPOCH = re.compile(r"partitionEpoch: \d+ -> (\d+)")
 
 # Lines worth showing in a report, by what they show.
 DECISIVE = (
@@ -29,6 +31,17 @@ DECISIVE = (
     "Fencing broker",
     "AlterPartition request from node",
     "Rejecting AlterPartition",
+    "Ignoring new ISR",
+    "altered ISR",
+)
+
+# How a leader shows it handled an AlterPartition answer (3.3 to 4.4).
+ANSWER_HANDLED = (
+    "ISR updated to",
+    "Ignoring failed ISR update",
+    "Failed to alter partition",
+    "Ignoring new ISR",
+    "Failed to update ISR",
 )
 
 
@@ -42,13 +55,46 @@ def applied_epoch(cluster: Cluster, broker: int) -> int:
     return best
 
 
+_LEADER_EPOCH = re.compile(r"leader epoch (\d+)|leaderEpoch=(\d+)")
+
+
+def applied_leader_epoch(cluster: Cluster, broker: int) -> int:
+    """The highest leader epoch ``broker`` has applied from the metadata log (-1: none)."""
+    best = -1
+    for line in cluster.read_log(f"broker-{broker}").splitlines():
+        if PARTITION in line and "state.change" in line:
+            for found in _LEADER_EPOCH.finditer(line):
+                best = max(best, int(found.group(1) or found.group(2)))
+    return best
+
+
+def epoch_started_at(cluster: Cluster, broker: int) -> float:
+    """When (time.time) ``broker`` last applied a new leader epoch of the partition: its
+    fetcher to the leader restarts then (0.0: never)."""
+    last = ""
+    for line in cluster.read_log(f"broker-{broker}").splitlines():
+        if PARTITION in line and "starts at leader epoch" in line:
+            last = line
+    if not last.startswith("["):
+        return 0.0
+    clock = datetime.datetime.strptime(last[1:13], "%H:%M:%S,%f").time()
+    today = datetime.date.today()
+    return datetime.datetime.combine(today, clock).timestamp()
+
+
 def controller_epoch(cluster: Cluster) -> int:
-    """The partition epoch of the controller's last PartitionChangeRecord (0 at creation)."""
-    count = 0
+    """The partition epoch of the controller's last PartitionChangeRecord (0 at creation).
+
+    3.3 to 3.6 log each change with its epochs ("partitionEpoch: 0 -> 1"); later
+    releases log "Replayed partition change" once per record (the epoch counts them)."""
+    count, best = 0, -1
     for line in cluster.read_log("controller").splitlines():
-        if "Replayed partition" in line and "change" in line and f"topic {TOPIC}" in line:
+        if PARTITION in line and "partitionEpoch: " in line:
+            for found in _CONTROLLER_EPOCH.finditer(line):
+                best = max(best, int(found.group(1)))
+        elif "Replayed partition" in line and "change" in line and f"topic {TOPIC}" in line:
             count += 1
-    return count
+    return max(best, count)
 
 
 def decisive_lines(cluster: Cluster, node: str, since: int = 0) -> list[str]:

@@ -120,7 +120,9 @@ class Cluster:
         self.controller_port = free_port()
         self.client_port = {b: free_port() for b in self.brokers}
         # (leader, follower) -> (the leader's listener for that follower, its relay port)
-        self.repl_port = {(l, f): (free_port(), free_port()) for l in self.brokers for f in self.brokers}
+        self.repl_port = {
+            (ld, f): (free_port(), free_port()) for ld in self.brokers for f in self.brokers
+        }
         self.meta_port = {b: free_port() for b in self.brokers}  # broker -> its controller relay
         for sub in ("logs", "conf", "data"):
             (folder / sub).mkdir(parents=True, exist_ok=True)

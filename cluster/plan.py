@@ -72,15 +72,12 @@ def cluster_plan(config: Config, actions: list[Any]) -> ClusterPlan:
     for k, op in enumerate(p.ops):
         name = op["op"]
         step = p.step_of[k]
+        what = f"step {step} ({describe_action(steps[step][0])})" if step else name
         if name not in TAKEN:
-            raise Unmappable(
-                f"step {step} ({describe_action(steps[step][0]) if step else name}): no way is known to make a "
-                "real cluster take it"
-            )
+            raise Unmappable(f"{what}: no way is known to make a real cluster take it")
         if name == "crash" and 0 < op["keep"] < steps[step - 1][1].replicas[op["replica"]].leo:
             raise Unmappable(
-                f"step {step} ({describe_action(steps[step][0])}): a crash that keeps part of the log is not "
-                "reproduced (only all of it, or none)"
+                f"{what}: a crash that keeps part of the log is not reproduced (all or none)"
             )
         replica = op.get("replica", op.get("leader"))
         if name == "restart":

@@ -7,8 +7,9 @@ it *gates*, a request waits in the relay till a step lets it through (``release`
 a gated request may also have its response held (``hold_responses``) till
 ``release_response``.  Nothing is rewritten: Kafka sees its own bytes, later.
 
-API keys (Kafka's protocol): 1 Fetch (followers' and the metadata log's), 56
-AlterPartition.  Everything else (ApiVersions, heartbeats, produce) passes.
+API keys (Kafka's protocol): 1 Fetch (followers' and the metadata log's), 23
+OffsetsForLeaderEpoch (a follower's truncation before it fetches, where it has no
+last fetched epoch), 56 AlterPartition.  Everything else (ApiVersions, heartbeats, produce) passes.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ import asyncio
 import contextlib
 import struct
 import threading
+import time
 from dataclasses import dataclass, field
 
 FETCH = 1
+OFFSETS_FOR_LEADER_EPOCH = 23
 ALTER_PARTITION = 56
 
 
@@ -31,6 +34,7 @@ class _Held:
     go: asyncio.Event
     client: asyncio.StreamReader | None = None
     dropped: bool = False
+    since: float = field(default_factory=time.time)  # wall clock, as Kafka's logs
 
     @property
     def gone(self) -> bool:
@@ -86,7 +90,7 @@ class Relay:
             try:
                 await asyncio.gather(
                     self._requests(link, reader, up_writer, keys, held_keys),
-                    self._responses(link, up_reader, writer, keys, held_keys),
+                    self._responses(link, up_reader, writer, keys, held_keys, reader),
                 )
             finally:
                 for w in (writer, up_writer):
@@ -119,7 +123,7 @@ class Relay:
         finally:
             up.close()
 
-    async def _responses(self, link, up_reader, writer, keys, held_keys) -> None:  # noqa: ANN001
+    async def _responses(self, link, up_reader, writer, keys, held_keys, client) -> None:  # noqa: ANN001
         try:
             while True:
                 frame = await _frame(up_reader)
@@ -128,7 +132,7 @@ class Relay:
                 (correlation,) = struct.unpack(">i", frame[4:8])
                 api_key = keys.pop(correlation, None)
                 if correlation in held_keys:
-                    held = _Held(frame, asyncio.Event())
+                    held = _Held(frame, asyncio.Event(), client)
                     link.responses.setdefault(held_keys.pop(correlation), []).append(held)
                     await held.go.wait()
                     if held.dropped:
@@ -167,6 +171,11 @@ class Relay:
 
     def waiting(self, name: str, api_key: int) -> int:
         return len([h for h in self.links[name].requests.get(api_key, []) if not h.gone])
+
+    def waiting_since(self, name: str, api_key: int) -> float | None:
+        """When the oldest waiting request of ``api_key`` arrived (time.time)."""
+        live = [h.since for h in self.links[name].requests.get(api_key, []) if not h.gone]
+        return min(live) if live else None
 
     def waiting_responses(self, name: str, api_key: int) -> int:
         return len([h for h in self.links[name].responses.get(api_key, []) if not h.gone])

@@ -21,8 +21,10 @@ from replcheck.cluster.client import Client
 from replcheck.cluster.jars import classpath
 from replcheck.cluster.nodes import BROKER_SETTINGS, Cluster, StepTimeout
 from replcheck.cluster.plan import ClusterPlan
-from replcheck.cluster.relay import ALTER_PARTITION, FETCH
+from replcheck.cluster.relay import ALTER_PARTITION, FETCH, OFFSETS_FOR_LEADER_EPOCH
 
+# What a follower sends its leader, one at a time: a step's fetch is either.
+FOLLOWER_KEYS = (FETCH, OFFSETS_FOR_LEADER_EPOCH)
 LAG_S = int(BROKER_SETTINGS["replica.lag.time.max.ms"][0]) / 1000
 
 
@@ -79,6 +81,16 @@ class _Steps:
         self.fetched_at: dict[int, float] = {}  # follower -> when its last fetch went through
         self.down: set[int] = set()
 
+    def _waiting(self, link: str) -> int | None:
+        """The API key of the follower's request waiting on ``link``, if one does."""
+        for key in FOLLOWER_KEYS:
+            if self.c.relay.waiting(link, key):
+                return key
+        return None
+
+    def _answers_held(self, link: str) -> int:
+        return sum(self.c.relay.waiting_responses(link, key) for key in FOLLOWER_KEYS)
+
     # -- helpers ---------------------------------------------------------------------
 
     def _until(self, test: Callable[[], Any], timeout: float, what: str) -> Any:
@@ -98,13 +110,17 @@ class _Steps:
             if b in self.lagging or b in self.down:
                 continue
             self._until(
-                lambda b=b: evidence.applied_epoch(self.c, b) >= target, 30,
+                lambda b=b: evidence.applied_epoch(self.c, b) >= target,
+                30,
                 f"{what}: broker {b} did not apply partition epoch {target}",
-            )  # fmt: skip
+            )
 
     def _controller_change(self, before: int, what: str) -> None:
-        self._until(lambda: evidence.controller_epoch(self.c) > before, 30,
-                    f"{what}: the controller wrote no partition change")  # fmt: skip
+        self._until(
+            lambda: evidence.controller_epoch(self.c) > before,
+            30,
+            f"{what}: the controller wrote no partition change",
+        )
         self._sync_up_to_date(what)
 
     def _let_pass(self, op: dict[str, Any]) -> None:
@@ -130,34 +146,69 @@ class _Steps:
         answer = self.client.ask("send", id=f"m{op['id']}")
         if not answer.get("ok"):
             raise StepTimeout(f"write: the producer refused: {answer.get('error')}")
-        line = self.c.wait_log(leader, "Appended message set", 30, pos,
-                               f"write m{op['id']}: broker {op['leader']} appended nothing")  # fmt: skip
+        line = self.c.wait_log(
+            leader,
+            "Appended message set",
+            30,
+            pos,
+            f"write m{op['id']}: broker {op['leader']} appended nothing",
+        )
         return [line]
 
     def op_fetch_request(self, op: dict[str, Any]) -> list[str]:
         self._let_pass(op)
         f, leader = op["follower"], op["leader"]
         link = self.c.fetch_link(f, leader)
-        self._until(lambda: self.c.relay.waiting(link, FETCH), 30,
-                    f"fetch_request: broker {f} sent no fetch to broker {leader}")  # fmt: skip
-        answered = self.c.relay.waiting_responses(link, FETCH)
+        wait = f"fetch_request: broker {f} sent no fetch to broker {leader}"
+        key = self._until(lambda: self._waiting(link), 30, wait)
+        glue: list[str] = []
+        since = self.c.relay.waiting_since(link, key)
+        if since is not None and since < evidence.epoch_started_at(self.c, f):
+            # Sent before the follower applied its current leader epoch: the model's
+            # follower has no such request.  Kafka answers it (a fenced epoch, or data
+            # the follower drops); then the follower's fresh request is the step's.
+            glue = self._flush_stale(f, leader, link, key)
+            key = self._until(lambda: self._waiting(link), 30, wait)
+        answered = self._answers_held(link)
         pos = self.c.log_size(f"broker-{leader}")
-        self.c.relay.release(link, FETCH)
+        self.c.relay.release(link, key)
         self.fetched_at[f] = time.monotonic()
-        self._until(lambda: self.c.relay.waiting_responses(link, FETCH) > answered, 30,
-                    f"fetch_request: broker {leader} did not answer broker {f}'s fetch")  # fmt: skip
-        return self._lines(f"broker-{leader}", pos)
+        self._until(
+            lambda: self._answers_held(link) > answered,
+            30,
+            f"fetch_request: broker {leader} did not answer broker {f}'s fetch",
+        )
+        return glue + self._lines(f"broker-{leader}", pos)
+
+    def _flush_stale(self, f: int, leader: int, link: str, key: int) -> list[str]:
+        answered = self._answers_held(link)
+        self.c.relay.release(link, key)
+        self._until(
+            lambda: self._answers_held(link) > answered,
+            30,
+            f"broker {leader} did not answer broker {f}'s stale fetch",
+        )
+        self.c.relay.release_response(link, key)
+        return [f"(a fetch broker {f} sent before its current leader epoch: answered first)"]
 
     def op_fetch_response(self, op: dict[str, Any]) -> list[str]:
         f = op["follower"]
         links = [self.c.fetch_link(f, leader) for leader in self.c.brokers if leader != f]
-        held = [link for link in links if self.c.relay.waiting_responses(link, FETCH)]
+        held = [
+            (link, key)
+            for link in links
+            for key in FOLLOWER_KEYS
+            if self.c.relay.waiting_responses(link, key)
+        ]
         if not held:
             raise StepTimeout(f"fetch_response: no answer to broker {f} is held")
         pos = self.c.log_size(f"broker-{f}")
-        self.c.relay.release_response(held[0], FETCH)
-        self._until(lambda: any(self.c.relay.waiting(link, FETCH) for link in links), 30,
-                    f"fetch_response: broker {f} sent no next fetch after the answer")  # fmt: skip
+        self.c.relay.release_response(*held[0])
+        self._until(
+            lambda: any(self._waiting(link) for link in links),
+            30,
+            f"fetch_response: broker {f} sent no next fetch after the answer",
+        )
         return self._lines(f"broker-{f}", pos)
 
     def op_diverging_truncate(self, op: dict[str, Any]) -> list[str]:
@@ -174,8 +225,11 @@ class _Steps:
                         return line
             return None
 
-        line = self._until(proposed, LAG_S * 3 + 10,
-                           f"shrink_isr: broker {leader} did not propose removing {followers}")  # fmt: skip
+        line = self._until(
+            proposed,
+            LAG_S * 3 + 10,
+            f"shrink_isr: broker {leader} did not propose removing {followers}",
+        )
         return [line]
 
     def op_shrink_isr(self, op: dict[str, Any]) -> list[str]:
@@ -187,18 +241,27 @@ class _Steps:
     def op_alter_isr(self, op: dict[str, Any]) -> list[str]:
         leader = op["leader"]
         link = self.c.meta_link(leader)
-        self._until(lambda: self.c.relay.waiting(link, ALTER_PARTITION), 30,
-                    f"alter_isr: broker {leader} sent no AlterPartition")  # fmt: skip
+        self._until(
+            lambda: self.c.relay.waiting(link, ALTER_PARTITION),
+            30,
+            f"alter_isr: broker {leader} sent no AlterPartition",
+        )
         before = evidence.controller_epoch(self.c)
         answered = self.c.relay.count(link, ALTER_PARTITION)[1]
         pos = self.c.log_size(f"broker-{leader}")
         cpos = self.c.log_size("controller")
         self.c.relay.release(link, ALTER_PARTITION)
-        self._until(lambda: self.c.relay.count(link, ALTER_PARTITION)[1] > answered, 30,
-                    f"alter_isr: the controller did not answer broker {leader}")  # fmt: skip
-        marks = ("ISR updated to", "Ignoring failed ISR update", "Failed to alter partition")
-        self._until(lambda: any(m in self.c.read_log(f"broker-{leader}", pos) for m in marks), 15,
-                    f"alter_isr: broker {leader} did not handle the answer")  # fmt: skip
+        self._until(
+            lambda: self.c.relay.count(link, ALTER_PARTITION)[1] > answered,
+            30,
+            f"alter_isr: the controller did not answer broker {leader}",
+        )
+        marks = evidence.ANSWER_HANDLED
+        self._until(
+            lambda: any(m in self.c.read_log(f"broker-{leader}", pos) for m in marks),
+            15,
+            f"alter_isr: broker {leader} did not handle the answer",
+        )
         if evidence.controller_epoch(self.c) > before:
             self._sync_up_to_date("alter_isr")
         return self._lines("controller", cpos) + self._lines(f"broker-{leader}", pos)
@@ -209,11 +272,17 @@ class _Steps:
         pos = self.c.log_size(node)
         if replica in self.lagging and evidence.applied_epoch(self.c, replica) < target:
             link = self.c.meta_link(replica)
-            self._until(lambda: self.c.relay.waiting(link, FETCH), 30,
-                        f"broker {replica} sent no metadata fetch")  # fmt: skip
+            self._until(
+                lambda: self.c.relay.waiting(link, FETCH),
+                30,
+                f"broker {replica} sent no metadata fetch",
+            )
             self.c.relay.release(link, FETCH)
-        self._until(lambda: evidence.applied_epoch(self.c, replica) >= target, 30,
-                    f"broker {replica} did not apply partition epoch {target}")  # fmt: skip
+        self._until(
+            lambda: evidence.applied_epoch(self.c, replica) >= target,
+            30,
+            f"broker {replica} did not apply partition epoch {target}",
+        )
         return self._lines(node, pos)
 
     def op_deliver(self, op: dict[str, Any]) -> list[str]:
@@ -248,16 +317,22 @@ class _Steps:
         self.down.add(r)
         out = [f"broker {r} killed (SIGKILL)"]
         if op["keep"] == 0:
-            shutil.rmtree(self.c.folder / "data" / f"broker-{r}" / evidence.PARTITION,
-                          ignore_errors=True)  # fmt: skip
+            shutil.rmtree(
+                self.c.folder / "data" / f"broker-{r}" / evidence.PARTITION, ignore_errors=True
+            )
             out.append(f"broker {r}: its log of {evidence.PARTITION} removed (a new disk)")
         return out
 
     def op_notice_crash(self, op: dict[str, Any]) -> list[str]:
         before, cpos = evidence.controller_epoch(self.c), self.c.log_size("controller")
         r = op["replica"]
-        self.c.wait_log("controller", f"Fencing broker {r} ", 60, cpos,
-                        f"notice_crash: the controller did not fence broker {r}")  # fmt: skip
+        self.c.wait_log(
+            "controller",
+            f"Fencing broker {r} ",
+            60,
+            cpos,
+            f"notice_crash: the controller did not fence broker {r}",
+        )
         if evidence.controller_epoch(self.c) == before:
             self._controller_change(before, f"notice_crash of broker {r}")
         else:
@@ -275,9 +350,13 @@ class _Steps:
 
     def op_notice_restart(self, op: dict[str, Any]) -> list[str]:
         r = op["replica"]
-        line = self.c.wait_log(f"broker-{r}", "Transition from STARTING to STARTED", 120,
-                               getattr(self, "restart_pos", 0),
-                               f"notice_restart: broker {r} was not unfenced")  # fmt: skip
+        line = self.c.wait_log(
+            f"broker-{r}",
+            "Transition from STARTING to STARTED",
+            120,
+            getattr(self, "restart_pos", 0),
+            f"notice_restart: broker {r} was not unfenced",
+        )
         self.down.discard(r)
         return [line]
 
@@ -306,8 +385,9 @@ def reproduce(
     client: Client | None = None
     try:
         cluster.start_relays()
-        for (leader, follower) in cluster.repl_port:
-            cluster.relay.gate(cluster.fetch_link(follower, leader), FETCH, hold_responses=True)
+        for leader, follower in cluster.repl_port:
+            for key in FOLLOWER_KEYS:
+                cluster.relay.gate(cluster.fetch_link(follower, leader), key, hold_responses=True)
         for b in cluster.brokers:
             cluster.relay.gate(cluster.meta_link(b), ALTER_PARTITION)
         cluster.format()
@@ -315,12 +395,22 @@ def reproduce(
         for b in cluster.brokers:
             cluster.start(f"broker-{b}")
         for b in cluster.brokers:
-            cluster.wait_log(f"broker-{b}", "Transition from STARTING to STARTED", 180, 0,
-                             f"broker {b} did not start")  # fmt: skip
-        client = Client(jars, cluster.bootstrap(), str(folder / "conf" / "controller-log4j2.properties"),
-                        str(folder / "logs" / "client.stderr"))  # fmt: skip
-        created = client.ask("create", replicas=cp.plan.assignment,
-                             min_isr=cfg.min_insync_replicas, timeout=60)  # fmt: skip
+            cluster.wait_log(
+                f"broker-{b}",
+                "Transition from STARTING to STARTED",
+                180,
+                0,
+                f"broker {b} did not start",
+            )
+        client = Client(
+            jars,
+            cluster.bootstrap(),
+            str(folder / "conf" / "controller-log4j2.properties"),
+            str(folder / "logs" / "client.stderr"),
+        )
+        created = client.ask(
+            "create", replicas=cp.plan.assignment, min_isr=cfg.min_insync_replicas, timeout=60
+        )
         if not created.get("ok"):
             raise StepTimeout(f"creating the topic: {created.get('error')}")
         steps = _Steps(cluster, client, cp.lagging)
@@ -328,14 +418,21 @@ def reproduce(
         for b in cp.lagging:
             cluster.relay.gate(cluster.meta_link(b), FETCH)
         for b in cp.lagging:
-            steps._until(lambda b=b: cluster.relay.waiting(cluster.meta_link(b), FETCH), 30,
-                         f"broker {b}'s metadata fetches are not held")  # fmt: skip
+            steps._until(
+                lambda b=b: cluster.relay.waiting(cluster.meta_link(b), FETCH),
+                30,
+                f"broker {b}'s metadata fetches are not held",
+            )
         for k, op in enumerate(cp.plan.ops):
             step = cp.plan.step_of[k]
             t0 = time.monotonic()
             lines = steps.run(op)
-            run = StepRun(step, cp.actions[step - 1] if step else f"reorder {op['replicas']}",
-                          time.monotonic() - t0, lines)  # fmt: skip
+            run = StepRun(
+                step,
+                cp.actions[step - 1] if step else f"reorder {op['replicas']}",
+                time.monotonic() - t0,
+                lines,
+            )
             result.steps.append(run)
             if on_step is not None:
                 on_step(run)
@@ -353,7 +450,9 @@ def reproduce(
                 pass
             client.close()
         for node in ["controller"] + [f"broker-{b}" for b in cluster.brokers]:
-            result.kafka_lines += [f"{node}: {line}" for line in evidence.decisive_lines(cluster, node)]
+            result.kafka_lines += [
+                f"{node}: {line}" for line in evidence.decisive_lines(cluster, node)
+            ]
         cluster.close()
         result.seconds = time.monotonic() - start
     return result
@@ -368,8 +467,8 @@ def _settle(cluster: Cluster, steps: _Steps, client: Client, result: Reproductio
     """After the last step: every gate open, the metadata applied everywhere, the
     producer's answers in, then the partition read from its leader."""
     for link in cluster.relay.links:
-        cluster.relay.open(link, FETCH)
-        cluster.relay.open(link, ALTER_PARTITION)
+        for key in (*FOLLOWER_KEYS, ALTER_PARTITION):
+            cluster.relay.open(link, key)
     steps.lagging.clear()
     steps._sync_up_to_date("after the last step")
     deadline = time.monotonic() + 30
