@@ -60,6 +60,7 @@ def reproduce(
     config: Any = None,
     *,
     entry: str | None = None,
+    steps_of: str | None = None,
     runs: int = 1,
     out: str | Path | None = None,
     on_step: Callable[[int, StepRun], None] | None = None,
@@ -68,7 +69,9 @@ def reproduce(
     """Takes a trace on a fresh KRaft cluster of Kafka ``kafka=``, ``runs`` times.
 
     Give ``trace`` (a trace file or a list of actions, as ``replay`` takes) or ``entry``
-    (a bug catalogue id: its pinned steps in that release).  Each run's logs and report
+    (a bug catalogue id: its pinned steps in that release).  ``steps_of``: take the
+    steps as the model of that release takes them, on the cluster of ``kafka=`` (a
+    negative control: an affected release's steps on a fixed one).  Each run's logs and report
     go under ``out`` (default ``replcheck-runs/<name>-<release>-<time>``); the cluster's
     processes, ports and data are gone when it returns, interrupted or not.  Raises
     :class:`InputError` before any work for a bad argument, a trace the model does not
@@ -80,6 +83,12 @@ def reproduce(
     if on_step is not None and not callable(on_step):
         raise InputError(f"on_step: expected a function (got {type(on_step).__name__})")
     runs = positive_int(runs, "runs")
+    cluster_release = None
+    if steps_of is not None:
+        if "kafka" not in model_options:
+            raise InputError("steps_of: say which release's cluster takes them (kafka=...)")
+        cluster_release = model_config(None, {"kafka": model_options["kafka"]}).mode
+        model_options = {**model_options, "kafka": steps_of}
     if entry is not None:
         cfg, actions, name = _entry(entry, config, model_options)
     else:
@@ -100,12 +109,13 @@ def reproduce(
     results: list[Reproduction] = []
     for n in range(1, runs + 1):
         each = None if on_step is None else (lambda s, n=n: on_step(n, s))
-        result = run_on_cluster(plan, folder / f"run-{n}" if runs > 1 else folder, each)
+        place = folder / f"run-{n}" if runs > 1 else folder
+        result = run_on_cluster(plan, place, each, release=cluster_release)
         results.append(result)
         if result.interrupted:
             break
-    report = ReproduceReport(cfg.mode, name, plan, results, folder, time.monotonic() - start)
-    return report
+    release = cluster_release or cfg.mode
+    return ReproduceReport(release, name, plan, results, folder, time.monotonic() - start)
 
 
 def _default_folder(name: str, release: str) -> Path:

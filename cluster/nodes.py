@@ -93,6 +93,10 @@ class StepTimeout(Exception):
     """Kafka did not show, in time, that it took a step (exit 3)."""
 
 
+class StepRefused(Exception):
+    """Kafka refused a step outright (an Admin call's error): what a fixed release does."""
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

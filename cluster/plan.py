@@ -59,6 +59,12 @@ class ClusterPlan:
     plan: Plan
     lagging: set[int] = field(default_factory=set)
     final_state: Any = None
+    # per op: whether the model's controller changes the partition there (a new record)
+    partition_changes: list[bool] = field(default_factory=list)
+
+
+def _partition(s: Any) -> tuple[int, ...]:
+    return (s.ctrl_leader, s.ctrl_epoch, s.ctrl_isr, s.ctrl_elr)
 
 
 def cluster_plan(config: Config, actions: list[Any]) -> ClusterPlan:
@@ -85,4 +91,8 @@ def cluster_plan(config: Config, actions: list[Any]) -> ClusterPlan:
         if name in LATE_METADATA and replica not in restarted:
             lagging.add(replica)
     described = [describe_action(a) for a, _ in steps[1:] if a is not None]
-    return ClusterPlan(config, described, p, lagging, steps[-1][1])
+    changes = [
+        bool(step) and _partition(steps[step - 1][1]) != _partition(steps[step][1])
+        for step in p.step_of
+    ]
+    return ClusterPlan(config, described, p, lagging, steps[-1][1], changes)

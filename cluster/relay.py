@@ -92,6 +92,8 @@ class Relay:
                     self._requests(link, reader, up_writer, keys, held_keys),
                     self._responses(link, up_reader, writer, keys, held_keys, reader),
                 )
+            except asyncio.CancelledError:
+                pass  # the relay is closing
             finally:
                 for w in (writer, up_writer):
                     link.sockets.discard(w)
@@ -121,6 +123,8 @@ class Relay:
         except (ConnectionError, OSError, asyncio.IncompleteReadError):
             pass
         finally:
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.sleep(1)  # what was just sent reaches Kafka before the close
             up.close()
 
     async def _responses(self, link, up_reader, writer, keys, held_keys, client) -> None:  # noqa: ANN001
@@ -169,8 +173,11 @@ class Relay:
 
         self._loop.call_soon_threadsafe(change)
 
-    def waiting(self, name: str, api_key: int) -> int:
-        return len([h for h in self.links[name].requests.get(api_key, []) if not h.gone])
+    def waiting(self, name: str, api_key: int, even_if_closed: bool = False) -> int:
+        """Requests of ``api_key`` waiting; with ``even_if_closed`` also those whose
+        sender has closed its connection since (bytes it sent before it died)."""
+        queue = self.links[name].requests.get(api_key, [])
+        return len([h for h in queue if not (h.dropped if even_if_closed else h.gone)])
 
     def waiting_since(self, name: str, api_key: int) -> float | None:
         """When the oldest waiting request of ``api_key`` arrived (time.time)."""
@@ -180,19 +187,19 @@ class Relay:
     def waiting_responses(self, name: str, api_key: int) -> int:
         return len([h for h in self.links[name].responses.get(api_key, []) if not h.gone])
 
-    def release(self, name: str, api_key: int) -> bool:
+    def release(self, name: str, api_key: int, even_if_closed: bool = False) -> bool:
         """Lets the oldest waiting request of ``api_key`` through; False if none waits."""
-        return self._call(self._pop(self.links[name].requests, api_key))
+        return self._call(self._pop(self.links[name].requests, api_key, even_if_closed))
 
     def release_response(self, name: str, api_key: int) -> bool:
         return self._call(self._pop(self.links[name].responses, api_key))
 
     @staticmethod
-    async def _pop(queues: dict[int, list[_Held]], api_key: int) -> bool:
+    async def _pop(queues: dict[int, list[_Held]], api_key: int, closed: bool = False) -> bool:
         queue = queues.get(api_key, [])
         while queue:
             held = queue.pop(0)
-            if not held.gone:
+            if not (held.dropped if closed else held.gone):
                 held.go.set()
                 return True
         return False

@@ -19,7 +19,7 @@ from typing import Any
 from replcheck.cluster import evidence
 from replcheck.cluster.client import Client
 from replcheck.cluster.jars import classpath
-from replcheck.cluster.nodes import BROKER_SETTINGS, Cluster, StepTimeout
+from replcheck.cluster.nodes import BROKER_SETTINGS, Cluster, StepRefused, StepTimeout
 from replcheck.cluster.plan import ClusterPlan
 from replcheck.cluster.relay import ALTER_PARTITION, FETCH, OFFSETS_FOR_LEADER_EPOCH
 
@@ -48,6 +48,7 @@ class Reproduction:
     final: dict[str, Any] = field(default_factory=dict)  # leader, isr, records read
     kafka_lines: list[str] = field(default_factory=list)
     failure: str | None = None  # a step timed out (exit 3)
+    refused: str | None = None  # Kafka refused a step (what a fixed release does)
     interrupted: bool = False
     seconds: float = 0.0
 
@@ -64,11 +65,13 @@ class Reproduction:
 
     @property
     def verdict(self) -> str:
+        if self.lost:
+            return "lost"
         if self.interrupted:
             return "interrupted"
         if self.failure:
             return "timed out"
-        return "lost" if self.lost else "kept"
+        return "refused" if self.refused else "kept"
 
 
 class _Steps:
@@ -136,7 +139,9 @@ class _Steps:
 
     # -- the ops ---------------------------------------------------------------------
 
-    def run(self, op: dict[str, Any]) -> list[str]:
+    def run(self, op: dict[str, Any], changes: bool) -> list[str]:
+        """Takes ``op``; ``changes``: the model's controller writes a partition change."""
+        self.changes = changes
         return getattr(self, "op_" + op["op"])(op)
 
     def op_write(self, op: dict[str, Any]) -> list[str]:
@@ -241,8 +246,9 @@ class _Steps:
     def op_alter_isr(self, op: dict[str, Any]) -> list[str]:
         leader = op["leader"]
         link = self.c.meta_link(leader)
+        down = leader in self.down  # sent before it died: the bytes still reach the controller
         self._until(
-            lambda: self.c.relay.waiting(link, ALTER_PARTITION),
+            lambda: self.c.relay.waiting(link, ALTER_PARTITION, even_if_closed=down),
             30,
             f"alter_isr: broker {leader} sent no AlterPartition",
         )
@@ -250,18 +256,29 @@ class _Steps:
         answered = self.c.relay.count(link, ALTER_PARTITION)[1]
         pos = self.c.log_size(f"broker-{leader}")
         cpos = self.c.log_size("controller")
-        self.c.relay.release(link, ALTER_PARTITION)
-        self._until(
-            lambda: self.c.relay.count(link, ALTER_PARTITION)[1] > answered,
-            30,
-            f"alter_isr: the controller did not answer broker {leader}",
-        )
-        marks = evidence.ANSWER_HANDLED
-        self._until(
-            lambda: any(m in self.c.read_log(f"broker-{leader}", pos) for m in marks),
-            15,
-            f"alter_isr: broker {leader} did not handle the answer",
-        )
+        self.c.relay.release(link, ALTER_PARTITION, even_if_closed=down)
+        if self.changes:
+
+            def decided() -> bool:
+                rejected = self.c.find_line("controller", "Rejecting AlterPartition", cpos)
+                if rejected:
+                    raise StepRefused(f"alter_isr: Kafka's controller: {_message(rejected)}")
+                return evidence.controller_epoch(self.c) > before
+
+            self._until(decided, 30, "alter_isr: the controller wrote no partition change")
+            self._sync_up_to_date("alter_isr")
+        if not down:
+            self._until(
+                lambda: self.c.relay.count(link, ALTER_PARTITION)[1] > answered,
+                30,
+                f"alter_isr: the controller did not answer broker {leader}",
+            )
+            marks = evidence.ANSWER_HANDLED
+            self._until(
+                lambda: any(m in self.c.read_log(f"broker-{leader}", pos) for m in marks),
+                15,
+                f"alter_isr: broker {leader} did not handle the answer",
+            )
         if evidence.controller_epoch(self.c) > before:
             self._sync_up_to_date("alter_isr")
         return self._lines("controller", cpos) + self._lines(f"broker-{leader}", pos)
@@ -299,7 +316,8 @@ class _Steps:
         before, cpos = evidence.controller_epoch(self.c), self.c.log_size("controller")
         answer = self.client.ask("elect")
         if not answer.get("ok") or answer.get("error"):
-            raise StepTimeout(f"elect: the controller refused: {answer.get('error')}")
+            refusal = answer.get("error")
+            raise StepRefused(f"elect broker {op['leader']}: the controller refused: {refusal}")
         self._controller_change(before, f"elect broker {op['leader']}")
         return self._lines("controller", cpos)
 
@@ -307,7 +325,7 @@ class _Steps:
         before = evidence.controller_epoch(self.c)
         answer = self.client.ask("reorder", replicas=op["replicas"])
         if not answer.get("ok"):
-            raise StepTimeout(f"reorder: the controller refused: {answer.get('error')}")
+            raise StepRefused(f"reorder: the controller refused: {answer.get('error')}")
         self._controller_change(before, f"reorder to {op['replicas']}")
         return [f"replicas reordered to {op['replicas']}"]
 
@@ -333,10 +351,8 @@ class _Steps:
             cpos,
             f"notice_crash: the controller did not fence broker {r}",
         )
-        if evidence.controller_epoch(self.c) == before:
+        if self.changes:
             self._controller_change(before, f"notice_crash of broker {r}")
-        else:
-            self._sync_up_to_date(f"notice_crash of broker {r}")
         return self._lines("controller", cpos)
 
     def op_restart(self, op: dict[str, Any]) -> list[str]:
@@ -374,14 +390,17 @@ def reproduce(
     cp: ClusterPlan,
     folder: Path,
     on_step: Callable[[StepRun], None] | None = None,
+    release: str | None = None,
 ) -> Reproduction:
-    """Runs ``cp`` on a fresh cluster of its release; the report, whatever happens."""
+    """Runs ``cp`` on a fresh cluster of ``release`` (default: the plan's own); the
+    report, whatever happens."""
     start = time.monotonic()
     cfg = cp.config
-    jars = classpath(cfg.mode)
+    release = release or cfg.mode
+    jars = classpath(release)
     folder.mkdir(parents=True, exist_ok=True)
-    result = Reproduction(cfg.mode, folder, sorted(cp.lagging))
-    cluster = Cluster(jars, cfg.replicas, folder, cfg.mode)
+    result = Reproduction(release, folder, sorted(cp.lagging))
+    cluster = Cluster(jars, cfg.replicas, folder, release)
     client: Client | None = None
     try:
         cluster.start_relays()
@@ -423,22 +442,23 @@ def reproduce(
                 30,
                 f"broker {b}'s metadata fetches are not held",
             )
-        for k, op in enumerate(cp.plan.ops):
-            step = cp.plan.step_of[k]
-            t0 = time.monotonic()
-            lines = steps.run(op)
-            run = StepRun(
-                step,
-                cp.actions[step - 1] if step else f"reorder {op['replicas']}",
-                time.monotonic() - t0,
-                lines,
-            )
-            result.steps.append(run)
-            if on_step is not None:
-                on_step(run)
+        try:
+            for k, op in enumerate(cp.plan.ops):
+                step = cp.plan.step_of[k]
+                t0 = time.monotonic()
+                lines = steps.run(op, cp.partition_changes[k])
+                what = cp.actions[step - 1] if step else f"reorder {op['replicas']}"
+                run = StepRun(step, what, time.monotonic() - t0, lines)
+                result.steps.append(run)
+                if on_step is not None:
+                    on_step(run)
+        except StepRefused as exc:
+            result.refused = str(exc)
+        except StepTimeout as exc:
+            result.failure = str(exc)
         _settle(cluster, steps, client, result)
     except StepTimeout as exc:
-        result.failure = str(exc)
+        result.failure = result.failure or str(exc)
     except KeyboardInterrupt:
         result.interrupted = True
     finally:
@@ -456,6 +476,12 @@ def reproduce(
         cluster.close()
         result.seconds = time.monotonic() - start
     return result
+
+
+def _message(line: str) -> str:
+    """A log line without its time, level and logger."""
+    text = line.split("] ", 2)[-1] if line.startswith("[") else line
+    return text.rsplit(" (", 1)[0]
 
 
 def _writes(client: Client) -> dict[str, str]:

@@ -50,6 +50,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--kafka", metavar="X", help="the Kafka release (with --id; a trace has its own)"
     )
     p.add_argument(
+        "--steps-of",
+        metavar="R",
+        help="take the steps as the model of release R takes them, on the --kafka cluster (a "
+        "negative control: an affected release's steps on a fixed one)",
+    )
+    p.add_argument(
         "--runs",
         type=whole_number(1),
         default=1,
@@ -75,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         report = replcheck.reproduce(
             **config,
             **options,
+            steps_of=args.steps_of,
             runs=args.runs,
             out=args.out,
             on_step=None if args.json else _print_step,
@@ -86,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_report(report)
     return {
-        "lost": EXIT_VIOLATION,
+        "lost": EXIT_VIOLATION,  # "refused" (a fixed release's answer) and "kept": 0
         "interrupted": EXIT_INTERRUPTED,
         "timed out": EXIT_INCOMPLETE,
     }.get(report.verdict, EXIT_OK)
@@ -127,6 +134,8 @@ def _print_run(n: int, r: Reproduction) -> None:
     head = f"run {n}: {r.verdict}"
     if r.failure:
         head += f" ({r.failure})"
+    if r.refused:
+        head += f" (Kafka refused: {r.refused})"
     print(f"{head}; {r.seconds:.0f} s; logs in {r.folder / 'logs'}")
     final = r.final
     if "records" in final:
@@ -148,6 +157,7 @@ def _json(report: Any) -> dict[str, Any]:
             {
                 "verdict": r.verdict,
                 "failure": r.failure,
+                "refused": r.refused,
                 "writes": r.writes,
                 "lost": r.lost,
                 "final": r.final,
