@@ -102,7 +102,10 @@ def reproduce(
     try:
         plan = cluster_plan(cfg, actions)
     except NotEnabled as exc:
-        raise InputError(f"the model of Kafka {cfg.mode} does not take this trace: {exc}") from None
+        raise InputError(
+            f"the model of Kafka {cfg.mode} does not take this trace: {exc} (a fixed "
+            "release? steps_of=<an affected release> takes that one's steps here)"
+        ) from None
     folder = Path(out) if out is not None else _default_folder(name, cfg.mode)
     if folder.exists() and any(folder.iterdir()):
         raise InputError(f"out: {folder} exists and is not empty")

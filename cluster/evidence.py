@@ -97,6 +97,24 @@ def controller_epoch(cluster: Cluster) -> int:
     return max(best, count)
 
 
+_BROKER_ID = re.compile(r"brokerId: (\d+)")
+
+
+def shrink_lines(cluster: Cluster, leader: int) -> list[str]:
+    """The ISR shrinks ``leader`` has proposed (Partition.maybeShrinkIsr), in order."""
+    return [
+        line
+        for line in cluster.read_log(f"broker-{leader}").splitlines()
+        if "Shrinking ISR from" in line and PARTITION in line
+    ]
+
+
+def out_of_sync(line: str) -> set[int]:
+    """The replicas a shrink line removes."""
+    tail = line.split("Out of sync replicas:", 1)[-1]
+    return {int(found) for found in _BROKER_ID.findall(tail)}
+
+
 def decisive_lines(cluster: Cluster, node: str, since: int = 0) -> list[str]:
     return [
         line

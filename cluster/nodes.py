@@ -29,6 +29,7 @@ CONTROLLER_ID = 3000
 JVM_OPTIONS = [
     "-Xms64m", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
     "-XX:ActiveProcessorCount=2", "-Djava.awt.headless=true",
+    "-XX:-UsePerfData",  # no /tmp/hsperfdata_* file left by a killed JVM
 ]  # fmt: skip
 
 # Broker settings a reproduction changes from Kafka's defaults, and why.

@@ -83,6 +83,8 @@ class _Steps:
         self.lagging = set(lagging)
         self.fetched_at: dict[int, float] = {}  # follower -> when its last fetch went through
         self.down: set[int] = set()
+        self.shrinks_used: dict[int, int] = {}  # leader -> its shrink proposals taken by steps
+        self.first_fetch: dict[tuple[int, int], float] = {}  # (follower, leader) -> epoch start
 
     def _waiting(self, link: str) -> int | None:
         """The API key of the follower's request waiting on ``link``, if one does."""
@@ -174,6 +176,7 @@ class _Steps:
             # the follower drops); then the follower's fresh request is the step's.
             glue = self._flush_stale(f, leader, link, key)
             key = self._until(lambda: self._waiting(link), 30, wait)
+        self._space_first_fetch(f, leader)
         answered = self._answers_held(link)
         pos = self.c.log_size(f"broker-{leader}")
         self.c.relay.release(link, key)
@@ -184,6 +187,22 @@ class _Steps:
             f"fetch_request: broker {leader} did not answer broker {f}'s fetch",
         )
         return glue + self._lines(f"broker-{leader}", pos)
+
+    def _space_first_fetch(self, f: int, leader: int) -> None:
+        """A follower's first fetch in the leader's epoch comes at least half the lag
+        (plus a second) after the leader took the epoch.  Kafka's leader checks for lagging
+        followers every replica.lag.time.max.ms / 2 (its isr-expiration task) and removes
+        every follower out of sync at that check; a follower that never fetched is out of
+        sync one lag after the epoch began.  Spaced so, the check that finds one
+        never-fetched follower out of sync comes before a fetched one is: they leave in
+        separate changes, as a model's steps take them one by one."""
+        started = evidence.epoch_started_at(self.c, leader)
+        if self.first_fetch.get((f, leader)) == started:
+            return
+        self.first_fetch[(f, leader)] = started
+        wait = started + LAG_S / 2 + 1.0 - time.time()
+        if 0 < wait <= LAG_S:
+            time.sleep(wait)
 
     def _flush_stale(self, f: int, leader: int, link: str, key: int) -> list[str]:
         answered = self._answers_held(link)
@@ -220,21 +239,27 @@ class _Steps:
         return ["Kafka truncated while handling the fetch response (one step there)"]
 
     def _shrink(self, leader: int, followers: list[int]) -> list[str]:
+        """The leader's next ISR shrink proposal (Kafka's clock makes it), which must
+        remove the trace's followers."""
         node = f"broker-{leader}"
+        used = self.shrinks_used.get(leader, 0)
 
         def proposed() -> str | None:
-            for line in self.c.read_log(node).splitlines():
-                if "Shrinking ISR from" in line and evidence.PARTITION in line:
-                    out = line.split("Out of sync replicas:", 1)[-1]
-                    if all(f"{f}" in out for f in followers):
-                        return line
-            return None
+            found = evidence.shrink_lines(self.c, leader)
+            return found[used] if len(found) > used else None
 
         line = self._until(
             proposed,
             LAG_S * 3 + 10,
             f"shrink_isr: broker {leader} did not propose removing {followers}",
         )
+        self.shrinks_used[leader] = used + 1
+        removed = evidence.out_of_sync(line)
+        if removed != set(followers):
+            raise StepTimeout(
+                f"shrink_isr: broker {leader} proposed removing {sorted(removed)}, the trace "
+                f"{sorted(followers)} ({node}: {_message(line)})"
+            )
         return [line]
 
     def op_shrink_isr(self, op: dict[str, Any]) -> list[str]:
@@ -353,7 +378,22 @@ class _Steps:
         )
         if self.changes:
             self._controller_change(before, f"notice_crash of broker {r}")
+        self._expect_leader(op["new_leader"], f"notice_crash of broker {r}")
         return self._lines("controller", cpos)
+
+    def _expect_leader(self, expected: int, what: str) -> None:
+        """The controller's leader must be the model's choice; if Kafka chose another
+        (an election rule the model's release lacks), the steps stop there."""
+        deadline = time.monotonic() + 10
+        while True:
+            leader = self.client.ask("describe", timeout=30).get("leader")
+            if leader == expected:
+                return
+            if time.monotonic() > deadline:
+                chosen = "no leader" if leader in (-1, None) else f"broker {leader} leader"
+                wanted = "none" if expected == -1 else f"broker {expected}"
+                raise StepRefused(f"{what}: Kafka's controller made {chosen}; the model: {wanted}")
+            time.sleep(0.2)
 
     def op_restart(self, op: dict[str, Any]) -> list[str]:
         r = op["replica"]
