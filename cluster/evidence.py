@@ -97,6 +97,31 @@ def controller_epoch(cluster: Cluster) -> int:
     return max(best, count)
 
 
+_RECORD_LEADER = re.compile(r"\bleader=(-?\d+)")
+_CHANGED_LEADER = re.compile(r"\bleader: (-?\d+) -> (-?\d+)")
+NO_LEADER_CHANGE = -2  # PartitionChangeRecord's leader when it does not change
+
+
+def controller_leader(cluster: Cluster) -> int | None:
+    """The partition's leader as the controller last wrote it (-1: none; None: not yet
+    created).  4.x logs each PartitionChangeRecord ("leader=-2" when unchanged), 3.3 to
+    3.6 the change ("leader: 2 -> 0")."""
+    leader: int | None = None
+    for line in cluster.read_log("controller").splitlines():
+        if PARTITION in line and "PartitionRegistration(" in line:
+            found = _RECORD_LEADER.search(line.split("PartitionRegistration(", 1)[1])
+            leader = int(found.group(1)) if found else leader
+        elif "Replayed partition" in line and "change" in line and f"topic {TOPIC}" in line:
+            found = _RECORD_LEADER.search(line)
+            if found and int(found.group(1)) != NO_LEADER_CHANGE:
+                leader = int(found.group(1))
+        elif PARTITION in line and "partition change for" in line:
+            changed = _CHANGED_LEADER.search(line)
+            if changed:
+                leader = int(changed.group(2))
+    return leader
+
+
 _BROKER_ID = re.compile(r"brokerId: (\d+)")
 
 

@@ -47,6 +47,7 @@ class Reproduction:
     writes: dict[str, str] = field(default_factory=dict)  # record -> "acked:<offset>" / ...
     final: dict[str, Any] = field(default_factory=dict)  # leader, isr, records read
     kafka_lines: list[str] = field(default_factory=list)
+    unplanned: list[str] = field(default_factory=list)  # Kafka's own moves, not steps
     failure: str | None = None  # a step timed out (exit 3)
     refused: str | None = None  # Kafka refused a step (what a fixed release does)
     interrupted: bool = False
@@ -384,16 +385,11 @@ class _Steps:
     def _expect_leader(self, expected: int, what: str) -> None:
         """The controller's leader must be the model's choice; if Kafka chose another
         (an election rule the model's release lacks), the steps stop there."""
-        deadline = time.monotonic() + 10
-        while True:
-            leader = self.client.ask("describe", timeout=30).get("leader")
-            if leader == expected:
-                return
-            if time.monotonic() > deadline:
-                chosen = "no leader" if leader in (-1, None) else f"broker {leader} leader"
-                wanted = "none" if expected == -1 else f"broker {expected}"
-                raise StepRefused(f"{what}: Kafka's controller made {chosen}; the model: {wanted}")
-            time.sleep(0.2)
+        leader = evidence.controller_leader(self.c)
+        if leader != expected:
+            chosen = "no leader" if leader in (-1, None) else f"broker {leader} leader"
+            wanted = "none" if expected == -1 else f"broker {expected}"
+            raise StepRefused(f"{what}: Kafka's controller made {chosen}; the model: {wanted}")
 
     def op_restart(self, op: dict[str, Any]) -> list[str]:
         r = op["replica"]
@@ -442,6 +438,7 @@ def reproduce(
     result = Reproduction(release, folder, sorted(cp.lagging))
     cluster = Cluster(jars, cfg.replicas, folder, release)
     client: Client | None = None
+    steps: _Steps | None = None
     try:
         cluster.start_relays()
         for leader, follower in cluster.repl_port:
@@ -509,10 +506,15 @@ def reproduce(
             except Exception:  # noqa: BLE001 - the report must still come
                 pass
             client.close()
+        if steps is not None:
+            for b in cluster.brokers:
+                extra = evidence.shrink_lines(cluster, b)[steps.shrinks_used.get(b, 0) :]
+                result.unplanned += [f"broker-{b}: {line}" for line in extra]
         for node in ["controller"] + [f"broker-{b}" for b in cluster.brokers]:
             result.kafka_lines += [
                 f"{node}: {line}" for line in evidence.decisive_lines(cluster, node)
             ]
+        result.kafka_lines.sort(key=lambda line: line.split(": ", 1)[1][:14])  # by time
         cluster.close()
         result.seconds = time.monotonic() - start
     return result

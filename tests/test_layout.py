@@ -14,6 +14,7 @@ LAYERS = [
     ("traces", "replcheck.traces"),
     ("checker", "replcheck.checker"),  # the engines and the suites
     ("harness", "replcheck.harness"),  # model traces run on Kafka's classes
+    ("cluster", "replcheck.cluster"),  # model traces taken by real Kafka clusters
     ("api", "replcheck"),  # the package's top: the Python API
     ("checker/cli", "replcheck.checker.cli"),
 ]

@@ -77,3 +77,35 @@ def test_when_a_broker_last_started_a_leader_epoch() -> None:
     at = evidence.epoch_started_at(Logs(broker_1=[FOLLOWER_41]), 1)
     assert at > 0
     assert evidence.epoch_started_at(Logs(broker_1=[SHRINK_41]), 1) == 0.0
+
+
+RECORD_41 = (
+    "[16:52:08,804] INFO [QuorumController id=3000] Replayed PartitionRecord for new partition "
+    "t-0 with topic ID h6W and PartitionRegistration(replicas=[0, 1, 2], isr=[0, 1, 2], "
+    "elr=[], leader=0, leaderRecoveryState=RECOVERED, leaderEpoch=0, partitionEpoch=0). "
+    "(org.apache.kafka.controller.ReplicationControlManager)"
+)
+REORDER_41 = (
+    "[16:52:13,101] DEBUG [QuorumController id=3000] Replayed partition change "
+    "PartitionChangeRecord(partitionId=0, topicId=h6W, isr=null, leader=-2, replicas=[2, 0, 1]) "
+    "for topic t (org.apache.kafka.controller.ReplicationControlManager)"
+)
+ELECT_41 = REORDER_41.replace("leader=-2, replicas=[2, 0, 1]", "leader=2, replicas=null")
+CREATED_33 = (
+    "[16:49:33,524] INFO [Controller 3000] Created partition t-0 with topic ID C14 and "
+    "PartitionRegistration(replicas=[0, 1, 2], isr=[0, 1, 2], leader=0, leaderEpoch=0, "
+    "partitionEpoch=0). (org.apache.kafka.controller.ReplicationControlManager)"
+)
+ELECT_33 = (
+    "[16:49:50,000] DEBUG [Controller 3000] partition change for t-0 with topic ID C14: "
+    "leader: 0 -> 2, leaderEpoch: 1 -> 2, partitionEpoch: 3 -> 4 "
+    "(org.apache.kafka.controller.ReplicationControlManager)"
+)
+
+
+def test_the_controllers_leader_in_both_log_forms() -> None:
+    assert evidence.controller_leader(Logs(controller=[])) is None
+    assert evidence.controller_leader(Logs(controller=[RECORD_41, REORDER_41])) == 0
+    assert evidence.controller_leader(Logs(controller=[RECORD_41, REORDER_41, ELECT_41])) == 2
+    assert evidence.controller_leader(Logs(controller=[CREATED_33, CONTROLLER_33])) == 0
+    assert evidence.controller_leader(Logs(controller=[CREATED_33, ELECT_33])) == 2

@@ -110,6 +110,19 @@ def _print_step(run: int, s: StepRun) -> None:
         print(f"        Kafka: {_short(line)}", flush=True)
 
 
+# The lines that tell the story of a loss: a leader's epoch change and the epoch it saw
+# before, a replay skipped, an answer ignored or refused, a truncation, a fence.
+STORY = (
+    "previous leader epoch was",
+    "Skipped the become-leader",
+    "Ignoring failed ISR update",
+    "Ignoring new ISR",
+    "Rejecting AlterPartition",
+    "Truncating to offset",
+    "Fencing broker",
+)
+
+
 def _short(line: str, width: int = 220) -> str:
     return line if len(line) <= width else line[: width - 3] + "..."
 
@@ -137,6 +150,13 @@ def _print_run(n: int, r: Reproduction) -> None:
     if r.refused:
         head += f" (Kafka refused: {r.refused})"
     print(f"{head}; {r.seconds:.0f} s; logs in {r.folder / 'logs'}")
+    story = [line for line in r.kafka_lines if any(mark in line for mark in STORY)]
+    if story:
+        print("  Kafka's account (its log lines, by node):")
+        for line in story[-14:]:
+            print(f"    {_short(line)}")
+    for line in r.unplanned:
+        print(f"  Kafka also, not a step of the trace: {_short(line)}")
     final = r.final
     if "records" in final:
         where = f"broker {final.get('leader')}, ISR {final.get('isr')}, log end {final.get('end')}"
@@ -158,6 +178,8 @@ def _json(report: Any) -> dict[str, Any]:
                 "verdict": r.verdict,
                 "failure": r.failure,
                 "refused": r.refused,
+                "unplanned": r.unplanned,
+                "kafka_lines": r.kafka_lines,
                 "writes": r.writes,
                 "lost": r.lost,
                 "final": r.final,
