@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import os
+import random
 import shutil
 import signal
 import socket
@@ -98,8 +99,35 @@ class StepRefused(Exception):
     """Kafka refused a step outright (an Admin call's error): what a fixed release does."""
 
 
+_TAKEN_PORTS: set[int] = set()
+
+
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def free_port() -> int:
-    with socket.socket() as s:
+    """A free port on 127.0.0.1 outside the kernel's ephemeral range: a port the kernel
+    hands out to outgoing connections could be taken between this check and Kafka's bind
+    (a cluster's brokers open dozens of connections while the next one starts)."""
+    low, high = _ephemeral_range()
+    candidates = [p for p in range(10000, 65536) if not low <= p <= high]
+    for _ in range(200):
+        port = random.choice(candidates)
+        if port in _TAKEN_PORTS:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _TAKEN_PORTS.add(port)
+        return port
+    with socket.socket() as s:  # a machine with no room outside the range
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
@@ -241,6 +269,15 @@ class Cluster:
             self.relay.add(self.fetch_link(follower, leader), relay_port, port)
         for b in self.brokers:
             self.relay.add(self.meta_link(b), self.meta_port[b], self.controller_port)
+
+    def check_alive(self, what: str) -> None:
+        """Every started process still runs (a broker can die after it logged STARTED,
+        e.g. a listener's port taken): StepTimeout with its last ERROR line otherwise."""
+        for node, proc in self.procs.items():
+            if proc.poll() is not None:
+                errors = [ln for ln in self.read_log(node).splitlines() if " ERROR " in ln]
+                last = errors[-1] if errors else f"exit code {proc.returncode}"
+                raise StepTimeout(f"{what}: {node} exited: {last}")
 
     def alive(self, node: str) -> bool:
         proc = self.procs.get(node)

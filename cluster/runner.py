@@ -309,11 +309,25 @@ class _Steps:
             self._sync_up_to_date("alter_isr")
         return self._lines("controller", cpos) + self._lines(f"broker-{leader}", pos)
 
+    def _committed(self) -> None:
+        """The controller's last change is committed in the metadata log, not only
+        replayed in its memory (it replays a record before the raft layer appends and
+        commits it): a held broker let through now receives it, and with it all it missed,
+        in one answer."""
+        time.sleep(0.5)  # the raft layer appends a batch within its linger (25 ms)
+        end = self.client.ask("quorum", timeout=30).get("end", -1)
+        self._until(
+            lambda: self.client.ask("quorum", timeout=30).get("hw", -1) >= end,
+            30,
+            "the controller did not commit its metadata change",
+        )
+
     def _metadata(self, replica: int) -> list[str]:
         node = f"broker-{replica}"
         target = evidence.controller_epoch(self.c)
         pos = self.c.log_size(node)
         if replica in self.lagging and evidence.applied_epoch(self.c, replica) < target:
+            self._committed()
             link = self.c.meta_link(replica)
             self._until(
                 lambda: self.c.relay.waiting(link, FETCH),
@@ -469,6 +483,7 @@ def reproduce(
         )
         if not created.get("ok"):
             raise StepTimeout(f"creating the topic: {created.get('error')}")
+        cluster.check_alive("starting the cluster")
         steps = _Steps(cluster, client, cp.lagging)
         steps._sync_up_to_date("creating the topic")
         for b in cp.lagging:

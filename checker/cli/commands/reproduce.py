@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import sys
 from typing import Any
 
 import replcheck
@@ -17,7 +18,6 @@ from replcheck.checker.cli.exits import (
     UsageError,
 )
 from replcheck.cluster.nodes import BROKER_SETTINGS
-from replcheck.cluster.plan import TAKEN
 from replcheck.cluster.runner import Reproduction, StepRun
 
 NAME = "reproduce"
@@ -25,22 +25,23 @@ ORDER = 33
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    taken = "; ".join(f"{op}: {how}" for op, how in TAKEN.items())
     p = sub.add_parser(
         NAME,
         help="take a trace on a real Kafka cluster on 127.0.0.1 and show whether the "
         "acknowledged records survive",
-        description="Start a KRaft cluster of the release (one controller, one JVM per "
-        "broker, from its jars on Maven Central, which Maven fetches on first use) on "
-        "127.0.0.1, create the trace's topic, and make Kafka take each step: a relay between "
-        "the brokers, and between each broker and the controller, holds fetches, metadata "
-        "fetches and AlterPartition requests until their step.  Each step waits for Kafka's "
-        "own evidence (a log line, an answered request, the partition epoch a broker "
-        f"applied).  How each step is taken: {taken}.  At the end every gate opens and the "
-        "partition is read from its leader.  Exit 1: an acknowledged record is gone; 0: every "
-        "one survived; 2: bad input or a step no cluster can be made to take; 3: a step "
-        "timed out (it is named); 130: interrupted.  The processes, ports and data are gone "
-        "on every exit; the logs stay in the run folder.",
+        description="Start a KRaft cluster of the release on 127.0.0.1 (one controller, one "
+        "JVM per broker, from its jars on Maven Central, which Maven fetches on first use), "
+        "create the trace's topic, and make Kafka take each step: a relay between the "
+        "brokers, and between each broker and the controller, holds fetches, metadata "
+        "fetches and AlterPartition requests until their step; a producer with acks=all "
+        "writes, Kafka's Admin elects and reorders, SIGKILL and SIGTERM crash and shut down. "
+        "Each step waits for Kafka's own evidence (a log line, an answered request, the "
+        "partition epoch a broker applied).  At the end every gate opens and the partition "
+        "is read from its leader.  Exit 1: an acknowledged record is gone; 0: every one "
+        "survived (also where Kafka refused a step, as a fixed release does); 2: bad input "
+        "or a step no cluster can be made to take; 3: a step timed out (it is named); 130: "
+        "interrupted.  The processes, ports and data are gone on every exit; the logs stay "
+        "in the run folder.  docs/reproduce.md has how each step is taken.",
         epilog="Broker settings changed from Kafka's defaults: "
         + "; ".join(f"{k}={v} ({why})" for k, (v, why) in BROKER_SETTINGS.items()),
     )
@@ -76,6 +77,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("give one of TRACE or --id")
     options: dict[str, Any] = {"kafka": args.kafka} if args.kafka else {}
     config: dict[str, Any] = {"trace": args.trace} if args.trace else {"entry": args.id}
+    if not args.json:
+        print(
+            "starting a KRaft cluster on 127.0.0.1 for each run (the first run of a release "
+            "fetches its jars with Maven) ...",
+            file=sys.stderr,
+            flush=True,
+        )
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         report = replcheck.reproduce(
@@ -99,11 +107,17 @@ def run(args: argparse.Namespace) -> int:
     }.get(report.verdict, EXIT_OK)
 
 
+_runs_started: set[int] = set()  # runs whose first step was printed
+
+
 def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
 def _print_step(run: int, s: StepRun) -> None:
+    if run not in _runs_started:
+        _runs_started.add(run)
+        print(f"run {run}: the cluster is up; the steps", flush=True)
     where = f"{s.step:>4}" if s.step else "    "
     print(f"{where}  {s.action:<48} {s.seconds:5.1f} s", flush=True)
     for line in s.evidence[-3:]:

@@ -198,6 +198,17 @@ public final class ClusterClient {
         new java.util.TreeMap<>(writes).forEach(w::put);
         return r.put("writes", w);
       }
+      case "quorum": {  // the metadata log: the controller's high watermark and log end
+        org.apache.kafka.clients.admin.QuorumInfo q =
+            admin.describeMetadataQuorum().quorumInfo().get(20, TimeUnit.SECONDS);
+        long end = -1;
+        for (org.apache.kafka.clients.admin.QuorumInfo.ReplicaState v : q.voters()) {
+          if (v.replicaId() == q.leaderId()) {
+            end = v.logEndOffset();
+          }
+        }
+        return r.put("hw", q.highWatermark()).put("end", end);
+      }
       case "hw": {
         long hw = admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp)
             .get(20, TimeUnit.SECONDS).offset();
