@@ -193,6 +193,9 @@ def test_the_wheel_holds_one_package(tmp_path):
         "replcheck/checker/suites/kafka_bugs.toml",
         "replcheck/traces/itf.py",
         "replcheck/harness/jvm/pom.xml",  # conform builds the harness from these sources
+        "replcheck/cluster/jvm/pom.xml",  # reproduce builds its jars and client from these
+        "replcheck/cluster/jvm/src/main/java/replcheck/cluster/ClusterClient.java",
+        "replcheck/cluster/runner.py",
     ):
         assert part in names
     jvm = ROOT / "harness" / "jvm" / "src"

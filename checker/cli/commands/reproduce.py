@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import signal
 import sys
 from typing import Any
@@ -127,6 +128,8 @@ def _print_step(run: int, s: StepRun) -> None:
 # The lines that tell the story of a loss: a leader's epoch change and the epoch it saw
 # before, a replay skipped, an answer ignored or refused, a truncation, a fence.
 STORY = (
+    "Shrinking ISR from",
+    "ISR updated to",
     "previous leader epoch was",
     "Skipped the become-leader",
     "Ignoring failed ISR update",
@@ -137,7 +140,13 @@ STORY = (
 )
 
 
-def _short(line: str, width: int = 220) -> str:
+_TOPIC_ID = re.compile(r" with topic id Some\([^)]*\)")
+_LOGGER = re.compile(r" \([a-zA-Z_.$]+\)$")
+
+
+def _short(line: str, width: int = 200) -> str:
+    """A log line without the topic id and the logger's name, cut at ``width``."""
+    line = _LOGGER.sub("", _TOPIC_ID.sub("", line))
     return line if len(line) <= width else line[: width - 3] + "..."
 
 
@@ -166,8 +175,8 @@ def _print_run(n: int, r: Reproduction) -> None:
     print(f"{head}; {r.seconds:.0f} s; logs in {r.folder / 'logs'}")
     story = [line for line in r.kafka_lines if any(mark in line for mark in STORY)]
     if story:
-        print("  Kafka's account (its log lines, by node):")
-        for line in story[-14:]:
+        print("  Kafka's account (its log lines, in time order):")
+        for line in story[-16:]:
             print(f"    {_short(line)}")
     for line in r.unplanned:
         print(f"  Kafka also, not a step of the trace: {_short(line)}")
