@@ -64,6 +64,7 @@ def reproduce(
     runs: int = 1,
     out: str | Path | None = None,
     on_step: Callable[[int, StepRun], None] | None = None,
+    on_run: Callable[[int, Path], None] | None = None,
     **model_options: Any,
 ) -> ReproduceReport:
     """Takes a trace on a fresh KRaft cluster of Kafka ``kafka=``, ``runs`` times.
@@ -73,15 +74,17 @@ def reproduce(
     steps as the model of that release takes them, on the cluster of ``kafka=`` (a
     negative control: an affected release's steps on a fixed one).  Each run's logs and report
     go under ``out`` (default ``replcheck-runs/<name>-<release>-<time>``); the cluster's
-    processes, ports and data are gone when it returns, interrupted or not.  Raises
+    processes, ports and data are gone when it returns, interrupted or not.  ``on_run(n,
+    folder)`` is called as run ``n`` starts, ``on_step(n, step)`` after each step.  Raises
     :class:`InputError` before any work for a bad argument, a trace the model does not
     take, or a step no real cluster can be made to take."""
     start = time.monotonic()
     given = [n for n, v in (("trace", trace), ("entry", entry)) if v is not None]
     if len(given) != 1:
         raise InputError("reproduce: give one of trace or entry")
-    if on_step is not None and not callable(on_step):
-        raise InputError(f"on_step: expected a function (got {type(on_step).__name__})")
+    for name, hook in (("on_step", on_step), ("on_run", on_run)):
+        if hook is not None and not callable(hook):
+            raise InputError(f"{name}: expected a function (got {type(hook).__name__})")
     runs = positive_int(runs, "runs")
     cluster_release = None
     if steps_of is not None:
@@ -113,6 +116,8 @@ def reproduce(
     for n in range(1, runs + 1):
         each = None if on_step is None else (lambda s, n=n: on_step(n, s))
         place = folder / f"run-{n}" if runs > 1 else folder
+        if on_run is not None:
+            on_run(n, place)
         result = run_on_cluster(plan, place, each, release=cluster_release)
         results.append(result)
         if result.interrupted:

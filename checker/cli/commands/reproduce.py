@@ -6,7 +6,7 @@ import argparse
 import json
 import re
 import signal
-import sys
+from pathlib import Path
 from typing import Any
 
 import replcheck
@@ -78,13 +78,6 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("give one of TRACE or --id")
     options: dict[str, Any] = {"kafka": args.kafka} if args.kafka else {}
     config: dict[str, Any] = {"trace": args.trace} if args.trace else {"entry": args.id}
-    if not args.json:
-        print(
-            "starting a KRaft cluster on 127.0.0.1 for each run (the first run of a release "
-            "fetches its jars with Maven) ...",
-            file=sys.stderr,
-            flush=True,
-        )
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         report = replcheck.reproduce(
@@ -94,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
             runs=args.runs,
             out=args.out,
             on_step=None if args.json else _print_step,
+            on_run=None if args.json else _print_run_start,
         )
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -108,17 +102,19 @@ def run(args: argparse.Namespace) -> int:
     }.get(report.verdict, EXIT_OK)
 
 
-_runs_started: set[int] = set()  # runs whose first step was printed
-
-
 def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
+def _print_run_start(run: int, folder: Path) -> None:
+    print(
+        f"run {run}: starting a KRaft cluster on 127.0.0.1, logs in {folder} (the first run "
+        "of a release fetches its jars with Maven) ...",
+        flush=True,
+    )
+
+
 def _print_step(run: int, s: StepRun) -> None:
-    if run not in _runs_started:
-        _runs_started.add(run)
-        print(f"run {run}: the cluster is up; the steps", flush=True)
     where = f"{s.step:>4}" if s.step else "    "
     print(f"{where}  {s.action:<48} {s.seconds:5.1f} s", flush=True)
     for line in s.evidence[-3:]:
