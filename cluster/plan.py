@@ -18,7 +18,7 @@ from typing import Any
 
 from replcheck.harness.steps import Plan, plan
 from replcheck.model.errors import InputError
-from replcheck.model.kafka.config import Config
+from replcheck.model.kafka.config import Config, make_config
 from replcheck.model.kafka.replication import KafkaReplication
 from replcheck.traces.replay import execute
 from replcheck.traces.text import describe_action
@@ -67,9 +67,21 @@ def _partition(s: Any) -> tuple[int, ...]:
     return (s.ctrl_leader, s.ctrl_epoch, s.ctrl_isr, s.ctrl_elr)
 
 
+# Options a cluster takes from its release's defaults (its format and the producer's
+# acks=all), which a trace therefore must have as the model's defaults for that release.
+AS_RELEASED = ("acks", "unclean_election", "elr", "ibp", "metadata_version", "atomic")
+
+
 def cluster_plan(config: Config, actions: list[Any]) -> ClusterPlan:
     if not config.kraft:
         raise Unmappable("reproduce runs KRaft traces (a ZooKeeper cluster is not started)")
+    released = make_config({"mode": config.mode, "kraft": True})
+    for name in AS_RELEASED:
+        if getattr(config, name) != getattr(released, name):
+            raise Unmappable(
+                f"the trace's {name}={getattr(config, name)!r}: reproduce starts Kafka "
+                f"{config.mode} as released ({name}={getattr(released, name)!r})"
+            )
     model = KafkaReplication(config)
     steps = execute(model, actions)
     p = plan(model, steps)

@@ -44,7 +44,7 @@ def test_a_zookeeper_trace_is_refused() -> None:
 
 def test_a_step_with_no_cluster_action_is_named() -> None:
     with pytest.raises(Unmappable, match=r"step 9 \(replace_disk\(replica=r0\)\)"):
-        _plan("F4", "4.0.0")
+        _plan("F4", "4.1.0")
 
 
 def test_a_crash_that_keeps_part_of_the_log_is_refused() -> None:
@@ -53,3 +53,12 @@ def test_a_crash_that_keeps_part_of_the_log_is_refused() -> None:
     actions = [parse_action(a) for a in ("write(0)", "write(0)", "crash(0, 1)")]
     with pytest.raises(Unmappable, match="keeps part of the log"):
         cluster_plan(cfg, actions)
+
+
+def test_an_option_the_released_cluster_does_not_have_is_refused() -> None:
+    e = CATALOGUE["F3"]
+    actions = list(e.steps_for("4.1.0"))
+    for option, value in (("elr", False), ("acks", 1), ("unclean_election", True)):
+        cfg = make_config({**e.bounds, "mode": "4.1.0", option: value})
+        with pytest.raises(Unmappable, match=f"the trace's {option}="):
+            cluster_plan(cfg, actions)
