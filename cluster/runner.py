@@ -82,7 +82,8 @@ class _Steps:
         self.c = cluster
         self.client = client
         self.lagging = set(lagging)
-        self.fetched_at: dict[int, float] = {}  # follower -> when its last fetch went through
+        # (follower, leader) -> when the follower's last fetch went through to that leader
+        self.fetched_at: dict[tuple[int, int], float] = {}
         self.down: set[int] = set()
         self.shrinks_used: dict[int, int] = {}  # leader -> its shrink proposals taken by steps
         self.first_fetch: dict[tuple[int, int], float] = {}  # (follower, leader) -> epoch start
@@ -130,10 +131,13 @@ class _Steps:
         self._sync_up_to_date(what)
 
     def _let_pass(self, op: dict[str, Any]) -> None:
-        """The model's leader does not count these followers: let their catch-up age."""
-        for followers in op.get("let_pass", {}).values():
+        """After this step the model's leader does not count these followers toward its
+        HW: before it, let their last catch-up age past replica.lag.time.max.ms, or
+        Kafka's leader would count them still (Partition.maybeIncrementLeaderHW) when the
+        step recomputes its HW (a write, a fetch, a metadata change, an ISR answer)."""
+        for leader, followers in op.get("let_pass", {}).items():
             for f in followers:
-                since = time.monotonic() - self.fetched_at.get(f, -1e9)
+                since = time.monotonic() - self.fetched_at.get((f, int(leader)), -1e9)
                 if since < LAG_S + 0.5:
                     time.sleep(LAG_S + 0.5 - since)
 
@@ -145,10 +149,10 @@ class _Steps:
     def run(self, op: dict[str, Any], changes: bool) -> list[str]:
         """Takes ``op``; ``changes``: the model's controller writes a partition change."""
         self.changes = changes
+        self._let_pass(op)
         return getattr(self, "op_" + op["op"])(op)
 
     def op_write(self, op: dict[str, Any]) -> list[str]:
-        self._let_pass(op)
         leader = f"broker-{op['leader']}"
         pos = self.c.log_size(leader)
         answer = self.client.ask("send", id=f"m{op['id']}")
@@ -164,7 +168,6 @@ class _Steps:
         return [line]
 
     def op_fetch_request(self, op: dict[str, Any]) -> list[str]:
-        self._let_pass(op)
         f, leader = op["follower"], op["leader"]
         link = self.c.fetch_link(f, leader)
         wait = f"fetch_request: broker {f} sent no fetch to broker {leader}"
@@ -181,7 +184,7 @@ class _Steps:
         answered = self._answers_held(link)
         pos = self.c.log_size(f"broker-{leader}")
         self.c.relay.release(link, key)
-        self.fetched_at[f] = time.monotonic()
+        self.fetched_at[(f, leader)] = time.monotonic()
         self._until(
             lambda: self._answers_held(link) > answered,
             30,
