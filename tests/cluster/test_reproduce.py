@@ -122,3 +122,23 @@ def test_an_interrupted_run_leaves_no_process_port_or_folder(tmp_path: Path) -> 
     assert "run 1: interrupted" in rest
     assert "Traceback" not in rest
     _nothing_left(tmp_path)
+
+
+def test_the_models_default_counterexample_loses_the_record_on_kafka_4_1_0(tmp_path: Path) -> None:
+    """What a user types: the model's shortest loss as a trace file, then that file on a
+    cluster, with the text report."""
+    trace = tmp_path / "loss.itf.json"
+    env = _env(tmp_path)
+    found = subprocess.run(
+        [*REPLCHECK, "check", "--kafka", "4.1.0", "--trace-out", str(trace), "--quiet"],
+        capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert found.returncode == 1 and trace.is_file(), found.stderr
+    done = subprocess.run(
+        [*REPLCHECK, "reproduce", str(trace), "--out", str(tmp_path / "run")],
+        capture_output=True, text=True, timeout=600, env=env,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "m1: acknowledged; MISSING in the final leader's log (broker 1" in done.stdout
+    assert "LOST: 1 of 1 runs lost an acknowledged record" in done.stdout
+    _nothing_left(tmp_path)
