@@ -70,7 +70,7 @@ def conform(
         raise InputError(f"on_batch: expected a function (got {type(on_batch).__name__})")
     batch = positive_int(batch, "batch")
     if entry is not None:
-        cfg, paths = _entry(entry, config, model_options)
+        cfg, paths = entry_steps(entry, config, model_options)
     elif walks is not None:
         walks = positive_int(walks, "walks")
         seed = whole_number(seed, "seed")
@@ -105,7 +105,8 @@ def _kafka_config(cfg: Any) -> Config:
     return cfg
 
 
-def _entry(entry: str, config: Any, options: dict[str, Any]) -> tuple[Config, list[list[Any]]]:
+def entry_steps(entry: str, config: Any, options: dict[str, Any]) -> tuple[Config, list[list[Any]]]:
+    """A catalogue entry's configuration and pinned steps in the release ``kafka=``."""
     found = {e.id: e for e in load_catalogue()}
     if entry not in found:
         raise InputError(f"entry: no catalogue entry {entry!r} (known: {', '.join(found)})")

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from replcheck.checker.suites.catalogue import load_catalogue
 from replcheck.cluster.plan import ClusterPlan, cluster_plan
 from replcheck.cluster.runner import Reproduction, StepRun
 from replcheck.cluster.runner import reproduce as run_on_cluster
+from replcheck.conformance import entry_steps
 from replcheck.model.errors import InputError
 from replcheck.model.kafka.config import Config
 from replcheck.options import model_config, positive_int
@@ -133,18 +133,7 @@ def _default_folder(name: str, release: str) -> Path:
 
 
 def _entry(entry: str, config: Any, options: dict[str, Any]) -> tuple[Config, list[Any], str]:
-    found = {e.id: e for e in load_catalogue()}
-    if entry not in found:
-        raise InputError(f"entry: no catalogue entry {entry!r} (known: {', '.join(found)})")
-    e = found[entry]
-    if "kafka" not in options:
-        raise InputError(
-            f"entry {entry}: say which release (kafka=...); it affects {e.affected_text}"
-        )
-    release = model_config(None, {"kafka": options["kafka"]}).mode
-    if config is not None or set(options) - {"kafka"}:
-        raise InputError(f"entry {entry}: its bounds are the catalogue's; give only kafka=")
-    steps = e.steps_for(release)
+    cfg, (steps,) = entry_steps(entry, config, options)
     if not steps:
         raise InputError(f"entry {entry}: no pinned steps to take (the catalogue has none)")
-    return e.config(release), list(steps), entry
+    return cfg, steps, entry
