@@ -30,16 +30,17 @@ HOT_MODULES = (
     "model/kafka/replication.py",
     "model/kafka/symmetry.py",
     "invariants/kafka/predicates.py",
-    "checker/visited.py",
-    "checker/frontier.py",
-    "checker/bfs.py",
-    "checker/parallel_bfs.py",
-    "checker/bfs_worker.py",
+    "checker/explicit/visited.py",
+    "checker/explicit/frontier.py",
+    "checker/explicit/bfs.py",
+    "checker/explicit/parallel_bfs.py",
+    "checker/explicit/bfs_worker.py",
 )
 
 
 def module_name(path: str, package_of: dict[str, str]) -> str:
-    """``checker/bfs.py`` -> ``replcheck.checker.bfs``, by pyproject.toml's package-dir."""
+    """``checker/explicit/bfs.py`` -> ``replcheck.checker.explicit.bfs``, by pyproject.toml's
+    package-dir."""
     top, *rest = path.removesuffix(".py").split("/")
     return ".".join([package_of[top], *rest])
 

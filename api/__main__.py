@@ -1,5 +1,5 @@
 """``python -m replcheck``: the same command line as the ``replcheck`` script."""
 
-from replcheck.checker.cli.launch import run_as_module
+from replcheck.cli.launch import run_as_module
 
 run_as_module()

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from replcheck.checker.bfs import default_memory_budget
-from replcheck.checker.parallel_bfs import max_workers
+from replcheck.checker.explicit.bfs import default_memory_budget
+from replcheck.checker.explicit.parallel_bfs import max_workers
 from replcheck.invariants import Invariant, registry, select
 from replcheck.model.errors import InputError
 from replcheck.model.kafka.config import Config, load_config_file
@@ -131,7 +131,7 @@ def memory(value: Any, name: str = "memory") -> int | None:
 
 def workers(value: Any, name: str = "workers") -> int:
     """Worker processes: at least 1, at most what this machine can open (see
-    :func:`checker.parallel_bfs.max_workers`)."""
+    :func:`checker.explicit.parallel_bfs.max_workers`)."""
     count = positive_int(value, name, optional=False)
     assert count is not None
     most = max_workers()

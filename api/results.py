@@ -15,15 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from replcheck.checker.bfs import SearchResult, Step, Violation
+from replcheck.checker.explicit.bfs import SearchResult, Step, Violation
 from replcheck.model.errors import InputError
 from replcheck.model.registry import AnyConfig
 from replcheck.traces.itf import trace_to_itf, write_itf
 
 if TYPE_CHECKING:  # z3 and the walk engine load only when a proof or a walk runs
-    from replcheck.checker.pdr import PdrResult
-    from replcheck.checker.prove import BmcResult, InductionResult
-    from replcheck.checker.walk import Counterexample, Summary
+    from replcheck.checker.symbolic.pdr import PdrResult
+    from replcheck.checker.symbolic.prove import BmcResult, InductionResult
+    from replcheck.checker.walks.walk import Counterexample, Summary
 
 __all__ = [
     "CheckResult",

@@ -17,11 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from replcheck.checker.bfs import Progress, Step, Violation, safety_memory_limit
-from replcheck.checker.checkpoint import DEFAULT_EVERY as DEFAULT_CHECKPOINT_EVERY
-from replcheck.checker.checkpoint import CheckpointWriter, Saved, check_model_digest, model_digest
-from replcheck.checker.checkpoint import load as load_checkpoint
-from replcheck.checker.parallel_bfs import parallel_bfs
+from replcheck.checker.explicit.bfs import Progress, Step, Violation, safety_memory_limit
+from replcheck.checker.explicit.checkpoint import DEFAULT_EVERY as DEFAULT_CHECKPOINT_EVERY
+from replcheck.checker.explicit.checkpoint import (
+    CheckpointWriter,
+    Saved,
+    check_model_digest,
+    model_digest,
+)
+from replcheck.checker.explicit.checkpoint import load as load_checkpoint
+from replcheck.checker.explicit.parallel_bfs import parallel_bfs
 from replcheck.invariants import registry
 from replcheck.model.errors import InputError
 from replcheck.model.interface import Action
@@ -89,7 +94,7 @@ def check(
     invariants and symmetry are the checkpoint's; it goes on writing checkpoints there
     unless ``checkpoint`` names another folder).  ``workers``: processes (default: the
     machine's cores).  ``engine="spark"`` runs the search as Spark jobs, a level at a
-    time (``checker.spark_bfs``; ``master``: default ``local[*]``), its levels Parquet in
+    time (``checker.spark.bfs``; ``master``: default ``local[*]``), its levels Parquet in
     ``checkpoint`` (default: a temporary folder); ``memory``, ``spill_dir`` and
     ``workers`` are then Spark's business.  ``on_progress`` is called every few
     seconds (Spark: every level) with a ``Progress``.  Ctrl-C stops the search too
@@ -176,7 +181,7 @@ def resume_point(folder: str | os.PathLike, engine: str = "local") -> ResumePoin
     """The checkpoint in ``folder``, for ``engine``; an :class:`InputError` if this code
     cannot resume it (none there, or one written by other model code)."""
     if engine == "spark":
-        from replcheck.checker.spark_bfs import read_meta
+        from replcheck.checker.spark.bfs import read_meta
 
         doc = read_meta(folder)
         point = ResumePoint(doc["identity"], doc["distinct"], doc["depth"], True, None)
@@ -198,9 +203,9 @@ def _check_on_spark(
     master: str | None,
     on_progress: Callable[[Progress], None] | None,
 ) -> CheckResult:
-    """The search as Spark jobs (``checker.spark_bfs``), in a session of its own."""
-    from replcheck.checker import spark_session
-    from replcheck.checker.spark_bfs import spark_bfs
+    """The search as Spark jobs (``checker.spark.bfs``), in a session of its own."""
+    from replcheck.checker.spark import session as spark_session
+    from replcheck.checker.spark.bfs import spark_bfs
 
     folder = None if checkpoint is None else _folder(checkpoint, "checkpoint")
     with spark_session.sigterm_as_ctrl_c():
@@ -367,15 +372,15 @@ def prove(
     model's ``lemmas`` (ids; default: every lemma; ``"none"``: none), each proved too;
     ``workers`` share its step (default: the machine's cores).  ``timeout`` (seconds)
     stops either with the depth reached.  ``on_depth``, ``on_step`` and ``on_action``
-    receive the engine's progress (see ``checker.prove``).
+    receive the engine's progress (see ``checker.symbolic.prove``).
 
-    ``pdr=True``: a proof for every depth by IC3/PDR (``checker.pdr``), which finds its
+    ``pdr=True``: a proof for every depth by IC3/PDR (``checker.symbolic.pdr``), which finds its
     own strengthening; the ``lemmas`` (default: every lemma) and the invariants not
     checked are offered as seeds, used only where PDR proves them.  A counterexample
     is confirmed, and shortened, by BMC.  ``on_frame(k, clauses, seconds)`` follows it.
     """
-    from replcheck.checker.pdr import pdr as run_pdr
-    from replcheck.checker.prove import bmc, k_induction
+    from replcheck.checker.symbolic.pdr import pdr as run_pdr
+    from replcheck.checker.symbolic.prove import bmc, k_induction
     from replcheck.model.kafka.replication import KafkaReplication
     from replcheck.model.kafka.symbolic.replication import KafkaSymbolic
 
@@ -444,9 +449,9 @@ def prove(
 
 
 def properties(symbolic: Any, ids: str | Iterable[str] | None) -> list[Any]:
-    """The invariants ``ids`` names as ``checker.prove.Property``: each one's z3 form
+    """The invariants ``ids`` names as ``checker.symbolic.prove.Property``: each one's z3 form
     over ``symbolic`` (a ``KafkaSymbolic``), and its explicit check for the message."""
-    from replcheck.checker.prove import Property
+    from replcheck.checker.symbolic.prove import Property
     from replcheck.invariants.kafka.symbolic import Z3_INVARIANTS
 
     return [
@@ -456,9 +461,9 @@ def properties(symbolic: Any, ids: str | Iterable[str] | None) -> list[Any]:
 
 
 def strengthening(symbolic: Any, ids: str | Iterable[str] | None) -> list[Any]:
-    """The model's lemmas ``ids`` names as ``checker.prove.Lemma`` (None: every lemma;
+    """The model's lemmas ``ids`` names as ``checker.symbolic.prove.Lemma`` (None: every lemma;
     ``"none"``: none)."""
-    from replcheck.checker.prove import Lemma
+    from replcheck.checker.symbolic.prove import Lemma
     from replcheck.invariants.kafka.lemmas import LEMMAS
 
     known = {lem.id: lem for lem in LEMMAS}
@@ -545,7 +550,7 @@ def _counterexamples(
     cfg: AnyConfig, ids: list[str], shortest: dict[str, tuple], use_shrink: bool
 ) -> dict[str, Any]:
     """Each invariant's shortest violating walk, replayed (and shrunk), registry order."""
-    from replcheck.checker.walk import rebuild
+    from replcheck.checker.walks.walk import rebuild
 
     by_id = {inv.id: inv for inv in registry(cfg)}
     out = {}
@@ -567,8 +572,8 @@ def _as_violations(examples: dict[str, Any]) -> dict[str, Violation]:
 
 def _walk_here(plan: _Walks) -> WalkResult:
     """The walks in this process: the same walks Spark would run for this seed."""
-    from replcheck.checker.bfs import interrupt_flag
-    from replcheck.checker.walk import Walker, summarize
+    from replcheck.checker.explicit.bfs import interrupt_flag
+    from replcheck.checker.walks.walk import Walker, summarize
 
     start = time.monotonic()
     walker = Walker(
@@ -616,7 +621,8 @@ def _walk_on_spark(
 ) -> WalkResult:
     """The walks as a Spark job.  Ctrl-C (or SIGTERM) while Spark starts raises
     KeyboardInterrupt (no walk ran); during the job it keeps the walks done."""
-    from replcheck.checker import spark_session, spark_walk
+    from replcheck.checker.spark import session as spark_session
+    from replcheck.checker.spark import walks as spark_walk
 
     with spark_session.sigterm_as_ctrl_c():
         started = time.monotonic()

@@ -36,7 +36,7 @@ ALL = {**CONFIGS, **LONG}
 
 
 def run_one(name: str, exact_symmetry: bool = False) -> dict:
-    from replcheck.checker.bfs import bfs
+    from replcheck.checker.explicit.bfs import bfs
     from replcheck.invariants import INVARIANTS
     from replcheck.model import KafkaReplication, make_config
     from replcheck.model.kafka.symmetry import canonical

@@ -25,7 +25,7 @@ def main() -> None:
     if args.workers < 2:
         parser.error("--workers: at least 2 (one worker is the single-process engine)")
 
-    from replcheck.checker.parallel_bfs import parallel_bfs
+    from replcheck.checker.explicit.parallel_bfs import parallel_bfs
     from replcheck.invariants import select
     from replcheck.model import KafkaReplication, make_config
     from replcheck.model.errors import ReplcheckError

@@ -13,7 +13,7 @@ import argparse
 import platform
 import time
 
-from replcheck.checker.bfs import bfs
+from replcheck.checker.explicit.bfs import bfs
 from replcheck.invariants import INVARIANTS
 from replcheck.model import KafkaReplication, make_config
 from replcheck.model.kafka.releases import MODE_RELEASES

@@ -23,8 +23,8 @@ DEFAULT_SEARCH = {"mode": "3.5.0", "replicas": 2, "records": 2, "epochs": 4, "cr
 
 
 def run_one(workers: int, search: dict, max_states: int | None) -> dict:
-    from replcheck.checker.bfs import bfs
-    from replcheck.checker.parallel_bfs import parallel_bfs
+    from replcheck.checker.explicit.bfs import bfs
+    from replcheck.checker.explicit.parallel_bfs import parallel_bfs
     from replcheck.invariants import select
     from replcheck.model import KafkaReplication, make_config
 

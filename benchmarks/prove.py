@@ -24,8 +24,8 @@ import argparse
 import os
 import time
 
-from replcheck.checker.bfs import bfs
-from replcheck.checker.prove import Property, bmc, k_induction
+from replcheck.checker.explicit.bfs import bfs
+from replcheck.checker.symbolic.prove import Property, bmc, k_induction
 from replcheck.invariants import INVARIANTS, select
 from replcheck.invariants.kafka.symbolic import Z3_INVARIANTS
 from replcheck.model.kafka.config import make_config

@@ -39,7 +39,7 @@ DEFAULT_ROWS = [name for name in ROWS if name not in SYMMETRY]
 
 
 def run_one(name: str, seconds: float) -> dict:
-    from replcheck.checker.bfs import bfs
+    from replcheck.checker.explicit.bfs import bfs
     from replcheck.invariants import registry, select
     from replcheck.model.tla.config import make_spec_config
 

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 
-from replcheck.checker.walk import Walker, summarize
+from replcheck.checker.walks.walk import Walker, summarize
 from replcheck.model.kafka.config import make_config
 
 BOUNDS = dict(mode="kip320", replicas=3, records=2, epochs=3, crashes=2)  # no violation: full walks
@@ -35,7 +35,8 @@ def plain(walks: int, depth: int, seed: int) -> dict:
 
 
 def one_spark(master: str, walks: int, depth: int, seed: int, partitions: int | None) -> dict:
-    from replcheck.checker import spark_session, spark_walk
+    from replcheck.checker.spark import session as spark_session
+    from replcheck.checker.spark import walks as spark_walk
 
     start = time.monotonic()
     spark = spark_session.start_session(master)

@@ -16,8 +16,8 @@ import json
 import sys
 from pathlib import Path
 
-from replcheck.checker.cli.report import generator_main
 from replcheck.checker.suites.catalogue import EntryResult, load_catalogue, run_entry
+from replcheck.cli.report import generator_main
 from replcheck.model.kafka.releases import RELEASES, behaviour
 from replcheck.traces.itf import trace_to_itf
 from replcheck.traces.text import format_trace

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from replcheck.checker.bfs import SearchResult, bfs
-from replcheck.checker.cli.report import cell, generator_main, markdown_table, summarize_violation
+from replcheck.checker.explicit.bfs import SearchResult, bfs
+from replcheck.cli.report import cell, generator_main, markdown_table, summarize_violation
 from replcheck.invariants import INVARIANTS, Invariant, select
 from replcheck.model import KafkaReplication, make_config
 from replcheck.model.kafka.config import MODES, Config

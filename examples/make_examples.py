@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from replcheck.checker.bfs import bfs
+from replcheck.checker.explicit.bfs import bfs
 from replcheck.invariants import select
 from replcheck.model import KafkaReplication, make_config
 from replcheck.traces.itf import trace_to_itf, write_itf

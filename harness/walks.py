@@ -13,7 +13,7 @@ walk``'s, so it is the same walk until the first shrink this skips.
 
 from __future__ import annotations
 
-from replcheck.checker.walk import _choose, swarm_weights, walk_rng
+from replcheck.checker.walks.walk import _choose, swarm_weights, walk_rng
 from replcheck.model.interface import Action
 from replcheck.model.kafka.config import Config
 from replcheck.model.kafka.replication import KafkaReplication

@@ -50,7 +50,7 @@ class Model(Protocol):
 
     # Optional, both or neither: ``plain_state(state)`` gives the state as plain tuples,
     # ints and strings, and ``state_from_plain`` builds it back.  A search's levels then
-    # serialize states with ``marshal`` instead of ``pickle`` (checker.frontier): for a
+    # serialize states with ``marshal`` instead of ``pickle`` (checker.explicit.frontier): for a
     # NamedTuple state that is several times cheaper.  See :func:`state_codec`.
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from replcheck.checker.cli.report import stale_files
+from replcheck.cli.report import stale_files
 from replcheck.model import Action, KafkaReplication, make_config
 from tests.stubs import ReachedSpark
 from tests.time_budget import (  # noqa: F401  (hooks: --time-budget, CI's slow set)
@@ -52,7 +52,7 @@ def model_for():
 @pytest.fixture
 def no_spark(monkeypatch):
     """walk raises ReachedSpark where it would start a Spark session."""
-    from replcheck.checker import spark_session
+    from replcheck.checker.spark import session as spark_session
 
     def refuse(*_a: object, **_k: object) -> None:
         raise ReachedSpark

@@ -148,7 +148,7 @@ def test_importing_the_package_loads_neither_z3_nor_spark():
 def test_only_replcheck_is_importable_at_the_top(tmp_path):
     """Installed, the package is one name: model, checker, ... are its parts."""
     code = (
-        "import importlib.util as u; import replcheck.model, replcheck.checker.bfs; "
+        "import importlib.util as u; import replcheck.model, replcheck.checker.explicit.bfs; "
         "print([n for n in ('model', 'checker', 'invariants', 'traces', 'api') if u.find_spec(n)])"
     )
     done = subprocess.run(
@@ -189,7 +189,7 @@ def test_the_wheel_holds_one_package(tmp_path):
         "replcheck/model/kafka/symbolic/state.py",
         "replcheck/model/tla/spec.py",
         "replcheck/invariants/kafka/lemmas.py",
-        "replcheck/checker/cli/commands/check.py",
+        "replcheck/cli/commands/check.py",
         "replcheck/checker/suites/kafka_bugs.toml",
         "replcheck/traces/itf.py",
         "replcheck/harness/jvm/pom.xml",  # conform builds the harness from these sources

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replcheck.checker.cli.main import main
 from replcheck.checker.suites import gate as gate_module
+from replcheck.cli.main import main
 from tests.stubs import ReachedSpark
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -257,7 +257,7 @@ def no_gate_runs(monkeypatch):
     def judge(check: gate_module.GateCheck) -> gate_module.GateOutcome:
         return gate_module.GateOutcome(check, "holds", True, "stub", 0.0)
 
-    monkeypatch.setattr("replcheck.checker.cli.commands.gate.run_check", judge)
+    monkeypatch.setattr("replcheck.cli.commands.gate.run_check", judge)
 
 
 def file_commands(path: Path, folder: Path) -> list[list[str]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from replcheck.checker.bfs import bfs
+from replcheck.checker.explicit.bfs import bfs
 from replcheck.invariants import INVARIANTS, select
 from replcheck.model import KafkaReplication, make_config
 from tests.conftest import reachable

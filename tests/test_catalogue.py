@@ -7,13 +7,13 @@ import json
 
 import pytest
 
-from replcheck.checker.cli.main import main
 from replcheck.checker.suites.catalogue import (
     CatalogueError,
     affected_releases,
     load_catalogue,
     run_entry,
 )
+from replcheck.cli.main import main
 from replcheck.model.kafka.releases import RELEASES, behaviour
 from tests.conftest import regenerate
 

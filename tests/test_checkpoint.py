@@ -11,7 +11,7 @@ import sys
 import pytest
 
 import replcheck
-from replcheck.checker.frontier import Level
+from replcheck.checker.explicit.frontier import Level
 from tests.conftest import interrupt_replcheck
 
 HW = {"mode": "hw"}  # 99,913 states, five invariants violated
@@ -59,7 +59,7 @@ def test_resumed_mid_level_by_more_workers_evens_out_the_level_at_once(
     """A one-worker checkpoint holds the rest of its level in one part: resumed by two
     workers, the first round shares it out (it used to wait for the next level, and one
     worker did the whole level alone)."""
-    from replcheck.checker import parallel_bfs
+    from replcheck.checker.explicit import parallel_bfs
 
     folder = tmp_path / "ck"
     stopped = replcheck.check(workers=1, max_states=30_000, checkpoint=folder, **LOSSLESS)
@@ -203,7 +203,7 @@ def test_a_checkpoint_of_other_model_code_is_refused(tmp_path, digest, said):
 def test_the_resume_command_suggested_names_the_spark_engine_for_its_folders():
     from types import SimpleNamespace
 
-    from replcheck.checker.cli.commands.check import resume_command
+    from replcheck.cli.commands.check import resume_command
 
     result = SimpleNamespace(checkpoint="/data/ck")
     assert resume_command(SimpleNamespace(engine="local"), result) == (

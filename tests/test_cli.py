@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from replcheck.checker.cli.main import main
+from replcheck.cli.main import main
 from tests.conftest import interrupt_replcheck
 
 SMALL = ["--records", "1", "--epochs", "3", "--crashes", "1", "--quiet"]

@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from replcheck.checker.cli.main import main
+from replcheck.cli.main import main
 
 # Fast bounds (well under a second for both modes): hw breaks several invariants, kip320 none.
 SMALL = ["--modes", "hw,kip320", "--records", "1", "--epochs", "3", "--quiet"]

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from replcheck.checker.cli.args import memory_size
-from replcheck.checker.cli.exits import EXIT_INCOMPLETE, EXIT_INTERRUPTED
-from replcheck.checker.cli.main import main
+from replcheck.cli.args import memory_size
+from replcheck.cli.exits import EXIT_INCOMPLETE, EXIT_INTERRUPTED
+from replcheck.cli.main import main
 from tests.conftest import interrupt_replcheck
 
 SMALL = ["--records", "1", "--epochs", "3", "--quiet"]
@@ -227,12 +227,12 @@ def test_ctrl_c_while_the_command_imports_is_one_line(monkeypatch, capsys):
     """The console script imports the CLI inside its own try: Ctrl-C there is exit 130."""
     import builtins
 
-    from replcheck.checker.cli import launch
+    from replcheck.cli import launch
 
     real_import = builtins.__import__
 
     def interrupted(name, *args, **kwargs):
-        if name == "replcheck.checker.cli.main":
+        if name == "replcheck.cli.main":
             raise KeyboardInterrupt
         return real_import(name, *args, **kwargs)
 
@@ -247,7 +247,7 @@ def test_a_caught_interrupt_in_an_import_keeps_exit_130_under_python_m(tmp_path)
     cli resets that before it exits.  Without the reset this module exits -2."""
     (tmp_path / "interrupted_import.py").write_text(
         "import sys\n"
-        "from replcheck.checker.cli.launch import _forget_caught_interrupts\n"
+        "from replcheck.cli.launch import _forget_caught_interrupts\n"
         "try:\n"
         "    exec('raise KeyboardInterrupt')\n"
         "except KeyboardInterrupt:\n"

@@ -27,8 +27,8 @@ from urllib.request import ProxyHandler, Request, build_opener
 import pytest
 
 import replcheck
-from replcheck.checker.cli.main import main
-from replcheck.checker.explore_find import find_violation
+from replcheck.checker.explicit.explore_find import find_violation
+from replcheck.cli.main import main
 from replcheck.invariants import registry
 from replcheck.model.kafka.replication import ACTION_DOCS
 from replcheck.model.registry import config_from_dict

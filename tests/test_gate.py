@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from replcheck.checker.cli.main import main
 from replcheck.checker.suites.gate import load_gate
+from replcheck.cli.main import main
 from replcheck.model.kafka.config import Config
 from replcheck.traces.load import load_trace
 from replcheck.traces.replay import replay_trace

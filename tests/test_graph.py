@@ -1,5 +1,5 @@
-"""``replcheck graph`` and checker.graph: the reachable state graph agrees with BFS, for the
-Kafka model and for the TLA+ spec."""
+"""``replcheck graph`` and checker.explicit.graph: the reachable state graph agrees with
+BFS, for the Kafka model and for the TLA+ spec."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 
 nx = pytest.importorskip("networkx", reason="networkx is not installed")
 
-from replcheck.checker.bfs import bfs  # noqa: E402
-from replcheck.checker.cli.main import main  # noqa: E402
-from replcheck.checker.graph import build_graph, graph_facts, to_dot  # noqa: E402
+from replcheck.checker.explicit.bfs import bfs  # noqa: E402
+from replcheck.checker.explicit.graph import build_graph, graph_facts, to_dot  # noqa: E402
+from replcheck.cli.main import main  # noqa: E402
 from replcheck.invariants import INVARIANTS, TLA_INVARIANTS  # noqa: E402
 from replcheck.model import KafkaReplication, make_config  # noqa: E402
 from replcheck.model.interface import Action  # noqa: E402

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from replcheck.checker.cli.main import main
+from replcheck.cli.main import main
 from replcheck.traces.html import replica_html
 from replcheck.traces.load import load_trace
 from replcheck.traces.replay import replay_trace

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from replcheck.checker.cli.main import main
+from replcheck.cli.main import main
 from replcheck.invariants.kafka.predicates import no_committed_data_loss
 from replcheck.model import KafkaReplication, make_config
 from replcheck.model.kafka.config import ConfigError

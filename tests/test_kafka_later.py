@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from replcheck.checker.bfs import bfs
+from replcheck.checker.explicit.bfs import bfs
 from replcheck.invariants import select
 from replcheck.model import KafkaReplication, make_config
 from replcheck.model.kafka.config import ConfigError

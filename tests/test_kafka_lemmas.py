@@ -11,7 +11,7 @@ import re
 import pytest
 import z3
 
-from replcheck.checker.prove import k_induction
+from replcheck.checker.symbolic.prove import k_induction
 from replcheck.invariants.kafka.lemmas import LEMMAS
 from replcheck.model.kafka.config import make_config
 from replcheck.model.kafka.replication import KafkaReplication

@@ -16,7 +16,7 @@ LAYERS = [
     ("harness", "replcheck.harness"),  # model traces run on Kafka's classes
     ("cluster", "replcheck.cluster"),  # model traces taken by real Kafka clusters
     ("api", "replcheck"),  # the package's top: the Python API
-    ("checker/cli", "replcheck.checker.cli"),
+    ("cli", "replcheck.cli"),
 ]
 
 
@@ -84,7 +84,7 @@ def test_the_readme_map_is_the_tree():
     mapped = _readme_map()
     packages = {
         p.parent.relative_to(ROOT).as_posix()
-        for folder in ("model", "invariants", "traces", "checker", "api")
+        for folder in ("model", "invariants", "traces", "checker", "api", "cli")
         for p in (ROOT / folder).rglob("__init__.py")
     }
     # Every package folder is on the map, or inside one that is (with its own row
@@ -115,3 +115,12 @@ def test_pyproject_maps_each_mapped_folder():
     for folder, installed in _readme_map().items():
         if installed and "/" not in folder:
             assert f'"{installed}" = "{folder}"' in text
+
+
+def test_checker_shows_the_engines_families():
+    """Each engine lives in its family's folder; nothing but the package's own
+    ``__init__.py`` sits loose in ``checker/`` (issue 47)."""
+    loose = sorted(p.name for p in (ROOT / "checker").glob("*.py"))
+    assert loose == ["__init__.py"]
+    families = sorted(p.name for p in (ROOT / "checker").iterdir() if (p / "__init__.py").is_file())
+    assert families == ["explicit", "spark", "suites", "symbolic", "walks"]

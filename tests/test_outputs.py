@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replcheck.checker.cli.main import main
-from replcheck.checker.cli.outputs import prepare_out_dir
+from replcheck.cli.main import main
+from replcheck.cli.outputs import prepare_out_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 TRACE = str(ROOT / "examples" / "bfs-data-loss.itf.json")

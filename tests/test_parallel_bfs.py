@@ -1,4 +1,5 @@
-"""replcheck.checker.parallel_bfs against checker.bfs: the same verdicts from several processes.
+"""checker.explicit.parallel_bfs against checker.explicit.bfs: the same verdicts from several
+processes.
 
 Counts, depth and counterexample lengths must equal the single-process search's; the
 traces themselves may differ from bfs's (another shortest one) but must replay through
@@ -18,9 +19,9 @@ from functools import cache
 
 import pytest
 
-from replcheck.checker import parallel_bfs as pb
-from replcheck.checker.bfs import SearchResult, bfs
-from replcheck.checker.parallel_bfs import WorkerError, balance, owner_of, parallel_bfs
+from replcheck.checker.explicit import parallel_bfs as pb
+from replcheck.checker.explicit.bfs import SearchResult, bfs
+from replcheck.checker.explicit.parallel_bfs import WorkerError, balance, owner_of, parallel_bfs
 from replcheck.invariants import select
 from replcheck.invariants.tla import TLA_INVARIANTS
 from replcheck.model import KafkaReplication, make_config
@@ -226,7 +227,7 @@ def test_keyboard_interrupt_from_progress_stops_cleanly():
 INTERRUPTED = textwrap.dedent(
     """
     import multiprocessing
-    from replcheck.checker.parallel_bfs import parallel_bfs
+    from replcheck.checker.explicit.parallel_bfs import parallel_bfs
     from replcheck.invariants import select
     from replcheck.model import KafkaReplication, make_config
 

@@ -1,4 +1,4 @@
-"""replcheck.checker.pdr (IC3/PDR) on the two-counter toy of test_prove, as bit-vectors.
+"""replcheck.checker.symbolic.pdr (IC3/PDR) on the two-counter toy of test_prove, as bit-vectors.
 
 Without the jump, ``b <= LIMIT`` holds but is not inductive alone; PDR must find a
 strengthening itself (k-induction needs the lemma a == b).  With the jump it breaks
@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 import z3
 
-from replcheck.checker import pdr as pdr_module
-from replcheck.checker.pdr import pdr
-from replcheck.checker.prove import BmcResult, EncodingMismatch, Lemma, Property
+from replcheck.checker.symbolic import pdr as pdr_module
+from replcheck.checker.symbolic.pdr import pdr
+from replcheck.checker.symbolic.prove import BmcResult, EncodingMismatch, Lemma, Property
 from tests.test_prove import LIMIT, Counters, SymbolicCounters, b_bounded
 
 WIDTH = 5  # signed: -16 .. 15, enough for 0 .. DOMAIN

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 import replcheck
-from replcheck.checker.bfs import bfs
+from replcheck.checker.explicit.bfs import bfs
 from replcheck.checker.suites.catalogue import load_catalogue
 from replcheck.invariants import select
 from replcheck.model.kafka.replication import KafkaReplication

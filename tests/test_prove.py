@@ -1,4 +1,4 @@
-"""replcheck.checker.prove on a toy model small enough to know every answer by hand.
+"""replcheck.checker.symbolic.prove on a toy model small enough to know every answer by hand.
 
 Two counters (a, b) start at 0; ``step`` adds one to both while a < LIMIT.  With
 ``jump`` on, when a == 3 b may also jump by 3: a bug that breaks ``b <= LIMIT``
@@ -13,8 +13,8 @@ from collections.abc import Hashable
 import pytest
 import z3
 
-from replcheck.checker.bfs import bfs
-from replcheck.checker.prove import EncodingMismatch, Lemma, Property, bmc, k_induction
+from replcheck.checker.explicit.bfs import bfs
+from replcheck.checker.symbolic.prove import EncodingMismatch, Lemma, Property, bmc, k_induction
 from replcheck.invariants import Invariant
 from replcheck.model.interface import Action
 

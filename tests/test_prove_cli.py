@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from replcheck.checker.cli.commands import prove as prove_command
-from replcheck.checker.cli.main import main
+from replcheck.cli.commands import prove as prove_command
+from replcheck.cli.main import main
 from tests.conftest import interrupt_replcheck
 
 SMALL = ["--kafka", "2.1.0", "--records", "1", "--epochs", "2", "--unclean"]

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from replcheck.checker.bfs import bfs
-from replcheck.checker.prove import Property, bmc
+from replcheck.checker.explicit.bfs import bfs
+from replcheck.checker.symbolic.prove import Property, bmc
 from replcheck.invariants import INVARIANTS
 from replcheck.invariants.kafka.symbolic import Z3_INVARIANTS
 from replcheck.model.kafka.config import make_config

@@ -14,10 +14,10 @@ from functools import cache
 
 import pytest
 
-import replcheck.checker.bfs as bfs_module
-from replcheck.checker.bfs import RebuildError, SearchResult, trace_from_chain
-from replcheck.checker.cli.main import main
-from replcheck.checker.parallel_bfs import parallel_bfs
+import replcheck.checker.explicit.bfs as bfs_module
+from replcheck.checker.explicit.bfs import RebuildError, SearchResult, trace_from_chain
+from replcheck.checker.explicit.parallel_bfs import parallel_bfs
+from replcheck.cli.main import main
 from replcheck.invariants import select
 from replcheck.model import KafkaReplication, make_config
 from tests.conftest import interrupt_replcheck

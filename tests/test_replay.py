@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from replcheck.checker.cli.main import main
+from replcheck.cli.main import main
 from replcheck.model import KafkaReplication, make_config
 from replcheck.traces.itf import trace_to_itf
 from replcheck.traces.load import TraceError, load_trace, parse_action

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from replcheck.checker.bfs import bfs
-from replcheck.checker.cli.main import main
+from replcheck.checker.explicit.bfs import bfs
+from replcheck.cli.main import main
 from replcheck.invariants import UnknownInvariant, select
 from replcheck.model import KafkaReplication, make_config
 from replcheck.traces.load import load_trace

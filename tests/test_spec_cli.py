@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from replcheck.checker.cli.main import main
+from replcheck.cli.main import main
 
 
 def run(capsys, *argv):

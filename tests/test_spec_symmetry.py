@@ -13,7 +13,7 @@ from collections.abc import Hashable
 
 import pytest
 
-from replcheck.checker.bfs import bfs
+from replcheck.checker.explicit.bfs import bfs
 from replcheck.invariants.tla import TLA_INVARIANTS
 from replcheck.model.tla.spec import TlaKafkaSpec
 from tests.conftest import reachable

@@ -7,11 +7,11 @@ import random
 
 import pytest
 
-import replcheck.checker.spill as spill
-from replcheck.checker.frontier import Level
-from replcheck.checker.parallel_bfs import parallel_bfs
-from replcheck.checker.spill import SpillingVisited, saved_entries
-from replcheck.checker.visited import NO_PARENT
+import replcheck.checker.explicit.spill as spill
+from replcheck.checker.explicit.frontier import Level
+from replcheck.checker.explicit.parallel_bfs import parallel_bfs
+from replcheck.checker.explicit.spill import SpillingVisited, saved_entries
+from replcheck.checker.explicit.visited import NO_PARENT
 from replcheck.model.registry import build_model
 from replcheck.options import invariants_of, model_config
 

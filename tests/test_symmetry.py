@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from replcheck.checker.bfs import bfs
+from replcheck.checker.explicit.bfs import bfs
 from replcheck.invariants import INVARIANTS
 from replcheck.model import KafkaReplication, make_config
 from replcheck.model.kafka.symmetry import (

@@ -2,7 +2,7 @@
 
 The distinct-state counts (2 replicas, LogSize 2, MaxRecords 2, MaxLeaderEpoch 3,
 whole reachable space, no symmetry) and the 3-replica WeakIsr trace lengths are
-TLC's.  The counting loop is written here rather than taken from checker.bfs,
+TLC's.  The counting loop is written here rather than taken from checker.explicit.bfs,
 which stops once every invariant it checks is violated.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from replcheck.checker.bfs import bfs
+from replcheck.checker.explicit.bfs import bfs
 from replcheck.invariants.tla import TLA_INVARIANTS, leader_in_isr, type_ok
 from replcheck.model.interface import Action
 from replcheck.model.tla.spec import ACTION_PARAMS, NEXT, VARIANTS, TlaKafkaSpec
@@ -124,7 +124,8 @@ def test_first_weak_isr_violation_on_three_replicas(variant: str) -> None:
 
 
 def test_checker_bfs_rebuilds_the_hw_counterexample() -> None:
-    """The model plugs into checker.bfs: the rebuilt trace replays and fails WeakIsr last."""
+    """The model plugs into checker.explicit.bfs: the rebuilt trace replays and fails WeakIsr
+    last."""
     result = bfs(spec("hw", replicas=3), [BY_ID["weak-isr"]], symmetry=False)
     violation = result.violations["weak-isr"]
     assert violation.length == TLC_WEAK_ISR_TRACE["hw"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import random
 
-from replcheck.checker.bfs import bfs
-from replcheck.checker.frontier import Level
-from replcheck.checker.visited import NO_PARENT, VisitedTable, as_key
+from replcheck.checker.explicit.bfs import bfs
+from replcheck.checker.explicit.frontier import Level
+from replcheck.checker.explicit.visited import NO_PARENT, VisitedTable, as_key
 from replcheck.invariants import select
 from replcheck.model import KafkaReplication, make_config
 from replcheck.model.interface import state_codec

@@ -11,10 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from replcheck.checker.cli.commands.walk import exit_code
-from replcheck.checker.cli.exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
-from replcheck.checker.cli.main import main
-from replcheck.checker.walk import (
+from replcheck.checker.walks.walk import (
     END_DEADLOCK,
     END_DEPTH,
     END_VIOLATION,
@@ -26,6 +23,9 @@ from replcheck.checker.walk import (
     swarm_weights,
     walk_rng,
 )
+from replcheck.cli.commands.walk import exit_code
+from replcheck.cli.exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
+from replcheck.cli.main import main
 from replcheck.model import make_config
 from replcheck.model.kafka.replication import ACTION_PARAMS
 from replcheck.model.tla.config import make_spec_config
@@ -310,7 +310,8 @@ class FakeSpark:
 @pytest.fixture
 def fake_session(monkeypatch):
     """start_session hands out a fake; records close_session calls."""
-    from replcheck.checker import spark_session, spark_walk
+    from replcheck.checker.spark import session as spark_session
+    from replcheck.checker.spark import walks as spark_walk
 
     closed: list[object] = []
     monkeypatch.setattr(spark_session, "start_session", lambda *a, **k: FakeSpark)
@@ -327,7 +328,7 @@ def _raise(exc: BaseException):
 
 
 def test_ctrl_c_while_spark_starts_is_one_line_and_exit_130(monkeypatch, capsys):
-    from replcheck.checker import spark_session
+    from replcheck.checker.spark import session as spark_session
 
     monkeypatch.setattr(spark_session, "start_session", _raise(KeyboardInterrupt()))
     assert main(["walk", "--walks", "10"]) == EXIT_INTERRUPTED
@@ -349,7 +350,8 @@ def test_ctrl_c_while_spark_starts_is_one_line_and_exit_130(monkeypatch, capsys)
     ids=["second-ctrl-c", "job-failed"],
 )
 def test_the_session_is_closed_on_every_way_out(monkeypatch, capsys, fake_session, exc, code, line):
-    from replcheck.checker import spark_session, spark_walk
+    from replcheck.checker.spark import session as spark_session
+    from replcheck.checker.spark import walks as spark_walk
 
     if exc == "job":
         exc = spark_session.JobFailed("ValueError: boom")
@@ -360,7 +362,7 @@ def test_the_session_is_closed_on_every_way_out(monkeypatch, capsys, fake_sessio
 
 
 def test_missing_java_is_one_line(monkeypatch, tmp_path, capsys):
-    from replcheck.checker import spark_session
+    from replcheck.checker.spark import session as spark_session
 
     monkeypatch.setattr(spark_session, "active_session", lambda: None)
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-jdk"))
@@ -373,7 +375,7 @@ def test_missing_java_is_one_line(monkeypatch, tmp_path, capsys):
 @pytest.fixture
 def plain_spark(monkeypatch, fake_session):
     """The walk job runs in this process, as the plain-Python walks Spark's would equal."""
-    from replcheck.checker import spark_walk
+    from replcheck.checker.spark import walks as spark_walk
 
     def walk_job(_spark, job, **_kw):
         return SimpleNamespace(df=job, seconds=0.5, interrupted=False, close=lambda: None)
@@ -432,7 +434,7 @@ def test_a_stop_signal_ends_walks_here_with_those_done(sig):
     script = f"""
 import json, signal
 import replcheck
-from replcheck.checker import walk as walks
+from replcheck.checker.walks import walk as walks
 
 real = walks.Walker.walk
 def walk(self, seed, walk_id):

@@ -72,7 +72,7 @@ class FindOutcome:
 
 # The search behind "find": (explorer, request, on_progress(states, depth, seconds)).
 # The engines live above this layer (README, "Where things live"), so the server is given
-# one: ``replcheck explore`` wires in ``replcheck.checker.explore_find.find_violation``.
+# one: ``replcheck explore`` wires in ``replcheck.checker.explicit.explore_find.find_violation``.
 FindFunction = Callable[["Explorer", FindRequest, Callable[[int, int, float], None]], FindOutcome]
 
 

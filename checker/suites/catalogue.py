@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from replcheck.checker.bfs import bfs
+from replcheck.checker.explicit.bfs import bfs
 from replcheck.invariants import select
 from replcheck.model import KafkaReplication, make_config
 from replcheck.model.errors import InputError

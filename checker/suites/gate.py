@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from replcheck.checker.bfs import SearchResult, Step, Violation, bfs, default_memory_budget
+from replcheck.checker.explicit.bfs import SearchResult, Step, Violation, bfs, default_memory_budget
 from replcheck.invariants import Invariant, UnknownInvariant, registry, select
 from replcheck.model.errors import InputError
 from replcheck.model.kafka.config import ConfigError, load_config_file, read_toml
@@ -198,7 +198,7 @@ def _bfs_status(result: SearchResult) -> str:
 
 def _run_walk(check: GateCheck, start: float) -> GateOutcome:
     """Random walks in this process (the same walks Spark would run for this seed)."""
-    from replcheck.checker.walk import Walker  # imported here: only walk checks need it
+    from replcheck.checker.walks.walk import Walker  # imported here: only walk checks need it
 
     walker = Walker(
         check.config, [inv.id for inv in check.invariants], depth=check.depth, swarm=check.swarm

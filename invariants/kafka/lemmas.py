@@ -1,4 +1,4 @@
-"""Strengthening lemmas for k-induction on the Kafka model (checker/prove.py).
+"""Strengthening lemmas for k-induction on the Kafka model (checker/symbolic/prove.py).
 
 The invariants of invariants/kafka/symbolic.py hold on reachable states but are not
 inductive on their own: the induction step starts from *any* state of the

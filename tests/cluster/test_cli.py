@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from replcheck.checker.cli.main import main
+from replcheck.cli.main import main
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from replcheck.checker.cli.commands import reproduce as command
 from replcheck.checker.suites.catalogue import load_catalogue
+from replcheck.cli.commands import reproduce as command
 from replcheck.cluster.plan import cluster_plan
 from replcheck.cluster.runner import Reproduction, StepRun
 from replcheck.reproduction import ReproduceReport

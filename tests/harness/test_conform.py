@@ -13,7 +13,7 @@ import shutil
 import pytest
 
 import replcheck
-from replcheck.checker.cli.main import main
+from replcheck.cli.main import main
 from replcheck.harness.build import HarnessUnavailable, family_of
 from replcheck.harness.compare import _in_flight
 from replcheck.harness.jvm import _failure

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from replcheck.checker import spark_session
+from replcheck.checker.spark import session as spark_session
 from tests.conftest import sigint_default, sigint_ignored
 
 HAVE_PROC = os.path.isdir("/proc")

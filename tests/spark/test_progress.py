@@ -6,8 +6,8 @@ import io
 import time
 from types import SimpleNamespace
 
-from replcheck.checker import spark_session
-from replcheck.checker.spark_walk import ProgressReporter
+from replcheck.checker.spark import session as spark_session
+from replcheck.checker.spark.walks import ProgressReporter
 
 
 def stage(stage_id: int, tasks: int, active: int, completed: int) -> SimpleNamespace:

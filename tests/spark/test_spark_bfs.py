@@ -17,10 +17,10 @@ import threading
 
 import pytest
 
-from replcheck.checker import spark_bfs as module
-from replcheck.checker.cli.exits import EXIT_INTERRUPTED
-from replcheck.checker.parallel_bfs import parallel_bfs
-from replcheck.checker.spark_bfs import spark_bfs
+from replcheck.checker.explicit.parallel_bfs import parallel_bfs
+from replcheck.checker.spark import bfs as module
+from replcheck.checker.spark.bfs import spark_bfs
+from replcheck.cli.exits import EXIT_INTERRUPTED
 from replcheck.invariants import select
 from replcheck.model.registry import build_model, config_from_dict
 from tests.spark.test_walk_process import assert_clean

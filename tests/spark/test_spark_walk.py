@@ -15,9 +15,9 @@ import time
 
 import pytest
 
-from replcheck.checker import spark_walk
-from replcheck.checker.cli.main import main
-from replcheck.checker.walk import Walker, partition_bounds, rebuild, summarize
+from replcheck.checker.spark import walks as spark_walk
+from replcheck.checker.walks.walk import Walker, partition_bounds, rebuild, summarize
+from replcheck.cli.main import main
 from replcheck.invariants import select
 from replcheck.model import KafkaReplication, make_config
 from replcheck.model.tla.config import make_spec_config

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from replcheck.checker.cli.exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION
+from replcheck.cli.exits import EXIT_INTERRUPTED, EXIT_OK, EXIT_VIOLATION
 
 SEEDS = ["--mode", "hw", "--replicas", "2", "--records", "1", "--epochs", "3", "--crashes", "1"]
 LOSS = "no-committed-data-loss"

@@ -1,1 +1,0 @@
-"""One module per ``replcheck`` subcommand (see checker.cli.main)."""
