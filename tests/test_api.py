@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import zipfile
@@ -170,6 +171,9 @@ def test_the_wheel_holds_one_package(tmp_path):
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
         capture_output=True,
         text=True,
+        # The wheel's contents are the question, not the compiled modules (tests/
+        # test_compiled.py): building them again would take half a minute.
+        env={**os.environ, "REPLCHECK_PURE_PYTHON": "1"},
     )  # fmt: skip
     # pip builds in isolation, with setuptools and Cython from the package index.  Only
     # when the index cannot give them (offline) is there no wheel to look at; any other

@@ -56,12 +56,12 @@ def test_without_a_budget_nothing_changes(tmp_path):
 
 
 def test_ci_always_tests_lead_and_rotate_shuffles_the_rest(tmp_path):
-    orders = {n: order(tmp_path, "--time-budget", "3600", "--rotate", str(n)) for n in range(8)}
+    orders = {n: order(tmp_path, "--time-budget", "3600", "--rotate", str(n)) for n in range(4)}
     for tests in orders.values():
         assert tests == ["test_c", "test_f", "test_a", "test_b", "test_d", "test_e"]
     # Whole modules are shuffled (each keeps its order, so its fixtures are built once).
     (tmp_path / "test_other.py").write_text("def test_x(): pass\ndef test_y(): pass\n")
-    orders = {n: order(tmp_path, "--time-budget", "3600", "--rotate", str(n)) for n in range(8)}
+    orders = {n: order(tmp_path, "--time-budget", "3600", "--rotate", str(n)) for n in range(4)}
     for tests in orders.values():
         assert tests[:2] == ["test_c", "test_f"]
         assert tests[2:] in (
@@ -69,7 +69,7 @@ def test_ci_always_tests_lead_and_rotate_shuffles_the_rest(tmp_path):
             ["test_x", "test_y", "test_a", "test_b", "test_d", "test_e"],
         )
     assert len({tuple(tests) for tests in orders.values()}) > 1  # the seed changes the order
-    assert order(tmp_path, "--time-budget", "3600", "--rotate", "5") == orders[5]  # and only it
+    assert order(tmp_path, "--time-budget", "3600", "--rotate", "3") == orders[3]  # and only it
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
