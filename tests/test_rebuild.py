@@ -67,8 +67,8 @@ def assert_complete_and_replays(result: SearchResult) -> None:
     assert {inv: v.length for inv, v in result.violations.items()} == LENGTHS
 
 
-# Two workers: the next test's search.
-@pytest.mark.parametrize("workers", [1, 3])
+# Two workers: the next test's search; three in the slow run.
+@pytest.mark.parametrize("workers", [1, pytest.param(3, marks=pytest.mark.slow)])
 def test_every_counterexample_replays(workers):
     assert_complete_and_replays(search(workers))
 

@@ -88,8 +88,16 @@ def _summary(result) -> tuple:
     return result.status, result.distinct_states, result.depth, result.transitions, lengths
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-@pytest.mark.parametrize("config", [{"mode": "hw"}, {"kafka": "2.1.0"}])
+# One worker and two, on two configurations; the other pairs in the slow run.
+@pytest.mark.parametrize(
+    ("config", "workers"),
+    [
+        ({"mode": "hw"}, 1),
+        ({"kafka": "2.1.0"}, 2),
+        pytest.param({"mode": "hw"}, 2, marks=pytest.mark.slow),
+        pytest.param({"kafka": "2.1.0"}, 1, marks=pytest.mark.slow),
+    ],
+)
 def test_a_search_that_spills_finds_what_one_in_ram_finds(tmp_path, monkeypatch, workers, config):
     monkeypatch.setattr(spill, "_MIN_TABLE_BYTES", 1 << 12)
     monkeypatch.setattr(Level, "PICKLE_FROM", 0)
