@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import sigint_default
+
 pytestmark = [
     pytest.mark.kafka_cluster,
     pytest.mark.skipif(shutil.which("java") is None, reason="no java on PATH"),
@@ -109,6 +111,7 @@ def test_an_interrupted_run_leaves_no_process_port_or_folder(tmp_path: Path) -> 
     proc = subprocess.Popen(
         [*REPLCHECK, "reproduce", "--id", "F3", "--kafka", "4.1.0", "--out", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env(tmp_path),
+        preexec_fn=sigint_default,  # Ctrl-C reaches it even where the suite runs in the background
     )  # fmt: skip
     assert proc.stdout is not None
     seen = []
