@@ -56,12 +56,18 @@ PDR_EACH = "each"
 
 
 def prove_row(
-    row: str, replicas: int, bfs_limit: float, pdr_limit: float, pdr_only: list[str] | None = None
+    row: str,
+    replicas: int,
+    bfs_limit: float,
+    pdr_limit: float,
+    bfs_workers: int = 1,
+    pdr_only: list[str] | None = None,
 ) -> dict:
-    """BFS first (one worker): where it exhausts the bounds, that is a proof for every
-    depth, and its violations are as short as any.  Where it cannot, PDR proves the
-    invariants BFS did not find violated, each on its own with ``pdr_limit`` seconds (a
-    violation it finds is confirmed by BMC).  ``pdr_only``: give PDR only these."""
+    """BFS first (``bfs_workers`` processes, one by default): where it exhausts the
+    bounds, that is a proof for every depth, and its violations are as short as any.
+    Where it cannot, PDR proves the invariants BFS did not find violated, each on its
+    own with ``pdr_limit`` seconds (a violation it finds is confirmed by BMC).
+    ``pdr_only``: give PDR only these."""
     keys = {**ROWS[row], "replicas": replicas}
     cells: dict[str, dict] = {}
     traces: dict[str, dict] = {}
@@ -73,7 +79,7 @@ def prove_row(
         traces[inv] = trace_to_itf(config, steps, inv, violation.message)
 
     start = time.monotonic()
-    search = replcheck.check(invariants=DEFAULTS, timeout=bfs_limit, workers=1, **keys)
+    search = replcheck.check(invariants=DEFAULTS, timeout=bfs_limit, workers=bfs_workers, **keys)
     seconds = round(time.monotonic() - start)
     for inv, violation in search.violations.items():
         violated(inv, violation, search.config, "BFS", seconds)
@@ -114,7 +120,13 @@ def _task_name(row: str, replicas: int) -> str:
     return f"{row}/{replicas}"
 
 
-def run(bfs_limit: float, pdr_limit: float, jobs: int, only: list[str] | None = None) -> None:
+def run(
+    bfs_limit: float,
+    pdr_limit: float,
+    jobs: int,
+    only: list[str] | None = None,
+    bfs_workers: int = 1,
+) -> None:
     """Prove every row (or those of ``only``, named ROW/RF, kept beside the recorded runs
     of the others) and record the runs and their traces."""
     FOLDER.mkdir(exist_ok=True)
@@ -122,13 +134,13 @@ def run(bfs_limit: float, pdr_limit: float, jobs: int, only: list[str] | None = 
     if only:
         tasks = [t for t in tasks if _task_name(*t) in only]
     rows, rfs = zip(*tasks, strict=True)
-    limits = [bfs_limit] * len(tasks), [pdr_limit] * len(tasks)
+    limits = [bfs_limit] * len(tasks), [pdr_limit] * len(tasks), [bfs_workers] * len(tasks)
     with ProcessPoolExecutor(jobs) as pool:
         done = list(pool.map(prove_row, rows, rfs, *limits))
     command = (
         f"python docs/make_prove.py --run --bfs-limit {bfs_limit:.0f} "
         f"--pdr-limit {pdr_limit:.0f} --jobs {jobs}"
-    )
+    ) + (f" --bfs-workers {bfs_workers}" if bfs_workers != 1 else "")
     for old in FOLDER.glob("*.itf.json"):
         if not only or any(old.name.startswith(_trace_prefix(*t)) for t in tasks):
             old.unlink()
@@ -226,6 +238,13 @@ def main() -> int:
     )
     parser.add_argument("--jobs", type=int, default=2, help="rows proved at once")
     parser.add_argument(
+        "--bfs-workers",
+        type=int,
+        default=1,
+        help="BFS worker processes per row (default 1; a large row alone: --jobs 1 "
+        "--bfs-workers 2)",
+    )
+    parser.add_argument(
         "--only",
         action="append",
         metavar="ROW/RF",
@@ -237,7 +256,7 @@ def main() -> int:
     if args.only and not args.run:
         parser.error("--only: only with --run")
     if args.run:
-        run(args.bfs_limit, args.pdr_limit, args.jobs, args.only)
+        run(args.bfs_limit, args.pdr_limit, args.jobs, args.only, args.bfs_workers)
     record = json.loads(RESULTS.read_text())
     fresh = page(record)
     if args.check:
