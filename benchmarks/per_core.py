@@ -34,10 +34,12 @@ PARTS = ("model", "invariants", "traces", "checker")
 
 
 def baseline_tree(revision: str, folder: Path) -> tuple[Path, list[str]]:
-    """The package as it was at ``revision``, laid out for PYTHONPATH, and the command
-    that runs its command line there.  Since 2026-11-25 api/ is the package and the
-    other folders its parts; before, ``model``, ``checker``... were top-level packages
-    (issue 47's baseline, 1121ce4, is one of those)."""
+    """The package as it was at ``revision``, laid out for PYTHONPATH (and to run from:
+    ``python -c`` and ``-m`` put the working directory first on the path, where this
+    checkout's own folders would shadow the old ones), and the command that runs its
+    command line.  Since 2026-11-25 api/ is the package and the other folders its parts;
+    before, ``model``, ``checker``... were top-level packages (issue 47's baseline,
+    1121ce4, is one of those)."""
     source = folder / "source"
     source.mkdir()
     packaged = (
@@ -57,10 +59,7 @@ def baseline_tree(revision: str, folder: Path) -> tuple[Path, list[str]]:
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(source)], input=archive, check=True)
     if not packaged:
-        # Run from that folder: ``python -c`` puts the working directory first on the
-        # path, where this checkout's own ``checker`` would shadow the old one.
-        launch = f"import os, sys; os.chdir({str(source)!r}); sys.path.insert(0, '.'); "
-        launch += "from checker.launch import main; sys.exit(main())"
+        launch = "import sys; from checker.launch import main; sys.exit(main())"
         return source, [sys.executable, "-c", launch]
     package = folder / "path" / "replcheck"
     shutil.copytree(source / "api", package)
@@ -69,12 +68,13 @@ def baseline_tree(revision: str, folder: Path) -> tuple[Path, list[str]]:
     return folder / "path", [sys.executable, "-m", "replcheck"]
 
 
-def run(states: int, env: dict[str, str], command: list[str]) -> dict:
+def run(states: int, env: dict[str, str], command: list[str], cwd: Path | None) -> dict:
     out = subprocess.run(
         [*command, *SEARCH, "--max-states", str(states)],
         capture_output=True,
         text=True,
         env={**os.environ, **env},
+        cwd=cwd,
     )
     if out.returncode not in (0, 1, 3):
         raise SystemExit(f"the search failed:\n{out.stderr}")
@@ -94,14 +94,15 @@ def main() -> None:
             f"baseline ({args.baseline}, Python)": (
                 {"PYTHONPATH": str(path), "REPLCHECK_PURE_PYTHON": "1"},
                 command,
+                path,
             ),
-            "this source, Python": ({"REPLCHECK_PURE_PYTHON": "1"}, here),
-            "this source, compiled": ({}, here),
+            "this source, Python": ({"REPLCHECK_PURE_PYTHON": "1"}, here, None),
+            "this source, compiled": ({}, here, None),
         }
         rates: dict[str, list[int]] = {name: [] for name in variants}
         for _round in range(args.rounds):
-            for name, (env, command) in variants.items():
-                doc = run(args.states, env, command)
+            for name, (env, command, cwd) in variants.items():
+                doc = run(args.states, env, command, cwd)
                 # Engines before issue 11 stop at the end of the state being expanded,
                 # a few states past the limit.
                 assert args.states <= doc["distinct_states"] < args.states * 1.001, doc
