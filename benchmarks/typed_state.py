@@ -32,16 +32,18 @@ FIELDS = dict(
 
 def compiled_spike(folder: Path):
     """The spike module, compiled with Cython in ``folder``."""
-    if shutil.which("cythonize") is None and importlib.util.find_spec("Cython") is None:
+    if importlib.util.find_spec("Cython") is None:
         raise SystemExit("needs Cython: pip install cython")
     source = folder / SPIKE.name
     shutil.copy(SPIKE, source)
-    subprocess.run(
+    built = subprocess.run(
         [sys.executable, "-m", "Cython.Build.Cythonize", "-i", "-q", "-3", str(source)],
-        check=True,
         cwd=folder,
         capture_output=True,
+        text=True,
     )
+    if built.returncode != 0:
+        raise SystemExit(f"the spike did not compile:\n{built.stderr}")
     sys.path.insert(0, str(folder))
     import replica_cclass
 

@@ -104,30 +104,6 @@ class TReplica:
         r.log = log
         return r
 
-    def key(self) -> tuple:
-        return (
-            self.alive,
-            self.epoch,
-            self.log,
-            self.hw,
-            self.hw_checkpoint,
-            self.truncation,
-            self.unwritten_epoch,
-            self.pending,
-            self.zk_current,
-            self.epoch_start,
-            self.clean_shutdown,
-            self.record_owed,
-            self.alter_item,
-            self.fenced,
-            self.dir_unreported,
-            self.inflight,
-            self.remote_leo,
-            self.isr,
-            self.pending_isr,
-            self.leader,
-        )
-
     def __hash__(self):
         if self._hash == -1:
             h: cython.Py_hash_t = (
