@@ -87,6 +87,12 @@ def main() -> None:
     parser.add_argument("--states", type=int, default=500_000, help="default %(default)s")
     parser.add_argument("--rounds", type=int, default=2, help="default %(default)s")
     args = parser.parse_args()
+    known = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--verify", "--quiet", f"{args.baseline}^{{commit}}"],
+        capture_output=True,
+    )
+    if known.returncode != 0:
+        parser.error(f"--baseline {args.baseline}: no such revision in {ROOT}")
     with tempfile.TemporaryDirectory(prefix="replcheck-per-core-") as tmp:
         path, command = baseline_tree(args.baseline, Path(tmp))
         here = [sys.executable, "-m", "replcheck"]

@@ -255,6 +255,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.only and not args.run:
         parser.error("--only: only with --run")
+    if args.bfs_workers < 1:
+        parser.error(f"--bfs-workers: must be at least 1 (got {args.bfs_workers})")
     if args.run:
         run(args.bfs_limit, args.pdr_limit, args.jobs, args.only, args.bfs_workers)
     record = json.loads(RESULTS.read_text())
